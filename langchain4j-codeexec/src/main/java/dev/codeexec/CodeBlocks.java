@@ -1,0 +1,139 @@
+package dev.codeexec;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Finds fenced code blocks in model text.
+ *
+ * <p>{@link #extract} finds every block; {@link #lone} implements the response-processor rule: the whole text, trimmed,
+ * is exactly one fenced block in a runnable language. Unlike a non-greedy regular expression, the scanner matches a
+ * closing fence only at the start of a line, so a fence inside a string of the code does not end the block.
+ */
+public final class CodeBlocks {
+
+    /** Tags that mark data or prose, never executed even when alone. */
+    public static final Set<String> NON_EXECUTABLE_TAGS = Set.of(
+            "css", "csv", "html", "json", "jsonl", "markdown", "md", "mermaid", "plain", "plaintext", "text",
+            "txt", "xml", "yaml", "yml", "toml", "diff", "patch", "log", "output", "console");
+
+    private CodeBlocks() {
+    }
+
+    /** Every fenced block in {@code text}, in order. Unterminated blocks are ignored. */
+    public static List<CodeBlock> extract(String text, CodeBlockDelimiter delimiter) {
+        CodeBlockDelimiter d = CodeBlockDelimiter.orDefault(delimiter);
+        List<CodeBlock> blocks = new ArrayList<>();
+        if (text == null) {
+            return blocks;
+        }
+        int pos = 0;
+        while (true) {
+            int open = findAtLineStart(text, d.start(), pos);
+            if (open < 0) {
+                return blocks;
+            }
+            int infoStart = open + d.start().length();
+            int nl = text.indexOf('\n', infoStart);
+            if (nl < 0) {
+                return blocks;
+            }
+            String info = text.substring(infoStart, nl).strip();
+            int close = findClosing(text, d.end(), nl + 1);
+            if (close < 0) {
+                return blocks;
+            }
+            String code = text.substring(nl + 1, close);
+            if (code.endsWith("\n")) {
+                code = code.substring(0, code.length() - 1);
+            }
+            blocks.add(new CodeBlock(firstWord(info), code));
+            int afterClose = text.indexOf('\n', close);
+            pos = afterClose < 0 ? text.length() : afterClose + 1;
+        }
+    }
+
+    /** Every fenced block with the default backtick fences. */
+    public static List<CodeBlock> extract(String text) {
+        return extract(text, CodeBlockDelimiter.BACKTICKS);
+    }
+
+    /**
+     * The block if {@code text}, trimmed, consists of exactly one fenced block whose language is runnable (non-empty
+     * and not a data or prose tag); otherwise empty. Prose before or after the block, two blocks, or a closing fence
+     * followed by anything but whitespace all give empty.
+     */
+    public static Optional<CodeBlock> lone(String text, CodeBlockDelimiter delimiter) {
+        if (text == null) {
+            return Optional.empty();
+        }
+        CodeBlockDelimiter d = CodeBlockDelimiter.orDefault(delimiter);
+        String t = text.strip();
+        if (!t.startsWith(d.start()) || !t.endsWith(d.end()) || t.length() < d.start().length() + d.end().length()) {
+            return Optional.empty();
+        }
+        List<CodeBlock> blocks = extract(t, d);
+        if (blocks.size() != 1) {
+            return Optional.empty();
+        }
+        // The block must span the whole text: its closing fence is the text's last line.
+        int lastLine = t.lastIndexOf('\n');
+        if (lastLine < 0 || !t.substring(lastLine + 1).strip().equals(d.end())) {
+            return Optional.empty();
+        }
+        CodeBlock block = blocks.get(0);
+        return isRunnableTag(block.language()) ? Optional.of(block) : Optional.empty();
+    }
+
+    /** True when a fence tag names a language that may be executed (non-empty and not data or prose). */
+    public static boolean isRunnableTag(String tag) {
+        if (tag == null || tag.isBlank()) {
+            return false;
+        }
+        return !NON_EXECUTABLE_TAGS.contains(tag.strip().toLowerCase(Locale.ROOT));
+    }
+
+    private static int findAtLineStart(String text, String fence, int from) {
+        int i = from;
+        while (i <= text.length()) {
+            int at = text.indexOf(fence, i);
+            if (at < 0) {
+                return -1;
+            }
+            int lineStart = text.lastIndexOf('\n', at - 1) + 1;
+            if (text.substring(lineStart, at).isBlank()) {
+                return at;
+            }
+            i = at + fence.length();
+        }
+        return -1;
+    }
+
+    /** The offset of the next line that is the closing fence alone (surrounding whitespace allowed). */
+    private static int findClosing(String text, String fence, int from) {
+        int i = from;
+        while (true) {
+            int at = findAtLineStart(text, fence, i);
+            if (at < 0) {
+                return -1;
+            }
+            int eol = text.indexOf('\n', at);
+            String rest = text.substring(at + fence.length(), eol < 0 ? text.length() : eol);
+            if (rest.isBlank()) {
+                return at;
+            }
+            i = at + fence.length();
+        }
+    }
+
+    private static String firstWord(String info) {
+        int sp = 0;
+        while (sp < info.length() && !Character.isWhitespace(info.charAt(sp)) && info.charAt(sp) != '{') {
+            sp++;
+        }
+        return info.substring(0, sp);
+    }
+}

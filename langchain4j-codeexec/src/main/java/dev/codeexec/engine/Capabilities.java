@@ -1,0 +1,116 @@
+package dev.codeexec.engine;
+
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * What an engine really does. Never over-claimed: a caller that needs a capability the engine lacks gets an
+ * {@link UnsupportedCapabilityException}, not a weaker run.
+ *
+ * @param isolation        what separates programs from the host
+ * @param networkAllowed   true when programs can reach a network by default
+ * @param readOnlyMount    true when {@link StageOptions#readOnly()} is enforced (staged directories cannot be written)
+ * @param streaming        true when {@link RunProgramSpec#outputListener()} receives output while the program runs
+ * @param supportsCleanEnv true when {@link RunProgramSpec#cleanEnv()} really starts from a minimal environment; command
+ *                         policies require it
+ * @param interactive      true when {@link Engine#interactive()} offers long-running sessions with stdin
+ * @param enforcedLimits   the {@link ResourceLimit}s the engine enforces; others are refused
+ * @param maxDiskBytes     true when {@link WorkspacePolicy#maxDiskBytes()} is enforced
+ */
+public record Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
+                           boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
+                           boolean maxDiskBytes) {
+
+    public Capabilities {
+        if (isolation == null) {
+            throw new IllegalArgumentException("isolation must not be null");
+        }
+        enforcedLimits = enforcedLimits == null || enforcedLimits.isEmpty()
+                ? Set.of() : Set.copyOf(EnumSet.copyOf(enforcedLimits));
+    }
+
+    /**
+     * Fails closed: throws {@link UnsupportedCapabilityException} naming the engine and the limits it cannot enforce
+     * when {@code limits} requests any of them.
+     */
+    public void requireLimits(ResourceLimits limits, String engineName) {
+        if (limits == null) {
+            return;
+        }
+        Set<ResourceLimit> missing = EnumSet.noneOf(ResourceLimit.class);
+        missing.addAll(limits.requested());
+        missing.removeAll(enforcedLimits);
+        if (!missing.isEmpty()) {
+            throw new UnsupportedCapabilityException(engineName + " cannot enforce the resource limits " + missing
+                    + " (it enforces " + (enforcedLimits.isEmpty() ? "none" : enforcedLimits)
+                    + "); refusing to run without them. Use a backend that enforces them, or drop the limit.");
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Builder toBuilder() {
+        return new Builder().isolation(isolation).networkAllowed(networkAllowed).readOnlyMount(readOnlyMount)
+                .streaming(streaming).supportsCleanEnv(supportsCleanEnv).interactive(interactive)
+                .enforcedLimits(enforcedLimits).maxDiskBytes(maxDiskBytes);
+    }
+
+    /** Builder for {@link Capabilities}; every flag defaults to false (claim nothing). */
+    public static final class Builder {
+        private Isolation isolation = Isolation.NONE;
+        private boolean networkAllowed;
+        private boolean readOnlyMount;
+        private boolean streaming;
+        private boolean supportsCleanEnv;
+        private boolean interactive;
+        private Set<ResourceLimit> enforcedLimits = Set.of();
+        private boolean maxDiskBytes;
+
+        public Builder isolation(Isolation isolation) {
+            this.isolation = isolation;
+            return this;
+        }
+
+        public Builder networkAllowed(boolean v) {
+            this.networkAllowed = v;
+            return this;
+        }
+
+        public Builder readOnlyMount(boolean v) {
+            this.readOnlyMount = v;
+            return this;
+        }
+
+        public Builder streaming(boolean v) {
+            this.streaming = v;
+            return this;
+        }
+
+        public Builder supportsCleanEnv(boolean v) {
+            this.supportsCleanEnv = v;
+            return this;
+        }
+
+        public Builder interactive(boolean v) {
+            this.interactive = v;
+            return this;
+        }
+
+        public Builder enforcedLimits(Set<ResourceLimit> v) {
+            this.enforcedLimits = v;
+            return this;
+        }
+
+        public Builder maxDiskBytes(boolean v) {
+            this.maxDiskBytes = v;
+            return this;
+        }
+
+        public Capabilities build() {
+            return new Capabilities(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv,
+                    interactive, enforcedLimits, maxDiskBytes);
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package dev.codeexec.engine;
+
+/**
+ * Root of every exception this library throws when code <em>could not be run</em>. A program that ran and failed is a
+ * result ({@link RunResult#exitCode()}), never an exception. Subtypes say what the caller can do:
+ * <ul>
+ *   <li>{@link InvalidSpecException}: fix the request (bad argument, bad path, unknown session);</li>
+ *   <li>{@link PathEscapeException}: the path leaves the workspace; do not retry;</li>
+ *   <li>{@link PolicyViolationException}: a configured policy refused it; do not retry as is;</li>
+ *   <li>{@link UnsupportedCapabilityException}: this backend cannot do it safely; choose another backend;</li>
+ *   <li>{@link BackendUnavailableException}: the backend is missing or broken; an operator must act, or retry later;</li>
+ *   <li>{@link WorkspaceGoneException}: the workspace was removed or closed; create a new one.</li>
+ * </ul>
+ * Messages never contain host secrets; they may name workspace-relative paths.
+ */
+public class CodeExecException extends RuntimeException {
+
+    public CodeExecException(String message) {
+        super(message);
+    }
+
+    public CodeExecException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}
