@@ -1,0 +1,468 @@
+package dev.codeexec.langchain4j;
+
+import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.Engine;
+import dev.langchain4j.code.CodeExecutionEngine;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.StreamingChatModel;
+import dev.langchain4j.service.tool.ToolArgumentsErrorHandler;
+import dev.langchain4j.service.tool.ToolErrorHandlerResult;
+import dev.langchain4j.service.tool.ToolProvider;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+
+/**
+ * The one entry point that gives a LangChain4j AI service controlled code execution: the workspace tools (as
+ * {@code @Tool} methods or as a {@link ToolProvider}), the response processor that runs a lone fenced code block
+ * ({@link #wrap(ChatModel)}, {@link #wrap(StreamingChatModel)}), a Java facade on a conversation's workspace for
+ * application code ({@link #workspace(Object)}), and an adapter to LangChain4j's {@link CodeExecutionEngine}.
+ *
+ * <p><b>Warning:</b> everything here runs model-written code with the powers of the configured {@link Engine}. The local
+ * engine is not a sandbox. Prefer a sandboxed or container engine, and a command policy, for untrusted input.
+ *
+ * <pre>{@code
+ * CodeExecution codeExec = CodeExecution.builder()
+ *         .engine(engine)
+ *         .artifactService(artifacts)
+ *         .build();
+ * Assistant assistant = AiServices.builder(Assistant.class)
+ *         .chatModel(codeExec.wrap(model))
+ *         .toolProvider(codeExec.toolProvider())
+ *         .chatMemoryProvider(id -> MessageWindowChatMemory.withMaxMessages(30))
+ *         .build();
+ * }</pre>
+ *
+ * <p>Each conversation ({@code @MemoryId}) gets its own workspace, created on first use and kept until
+ * {@link #closeWorkspace(Object)} or {@link #close()}; the invocation parameter {@link #WORKSPACE_ID_PARAMETER} picks
+ * another one and {@link #ENGINE_PARAMETER} another engine for one invocation. Calls for one workspace run one at a
+ * time. Thread-safe. {@link #close()} removes the workspaces and sessions it created; it does not close the engine.
+ */
+public final class CodeExecution implements AutoCloseable {
+
+    /**
+     * Invocation parameter naming the workspace to use instead of the conversation's memory id: put a string under
+     * this key in the {@link dev.langchain4j.invocation.InvocationParameters} passed to the AI service method.
+     */
+    public static final String WORKSPACE_ID_PARAMETER = "codeexec.workspaceId";
+
+    /**
+     * Invocation parameter holding an {@link Engine} to use for this invocation instead of the configured one (a
+     * per-run executor override). Its workspaces are separate from the configured engine's.
+     */
+    public static final String ENGINE_PARAMETER = "codeexec.engine";
+
+    /**
+     * User-message attribute holding a {@code List<String>} of file names for the message's file contents (images,
+     * PDFs, audio, video), in order; without it names come from the content's URL or MIME type.
+     */
+    public static final String FILE_NAMES_ATTRIBUTE = AttachmentStager.NAMES_ATTRIBUTE;
+
+    /** {@value} seconds: the time limit of a command when the model gives none. */
+    public static final int DEFAULT_TIMEOUT_SECONDS = 60;
+    /** {@value} seconds: the longest time limit a model may ask for; also the life of a background session. */
+    public static final int DEFAULT_MAX_TIMEOUT_SECONDS = 600;
+    /** {@value} bytes: output shown to the model per call; longer output is cut to its head and tail. */
+    public static final int DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
+    /** {@value} bytes: the window {@code workspace_read_file} returns when the model gives none. */
+    public static final int DEFAULT_READ_BYTES = 16 * 1024;
+    /** {@value} bytes: the largest window {@code workspace_read_file} returns. */
+    public static final int DEFAULT_MAX_READ_BYTES = 256 * 1024;
+    /** {@value} bytes: the largest file {@code workspace_write_file} writes (after an append, too). */
+    public static final long DEFAULT_MAX_WRITE_BYTES = 8L * 1024 * 1024;
+    /** {@value} bytes: the largest file saved as or staged from an artifact. */
+    public static final long DEFAULT_MAX_ARTIFACT_BYTES = 64L * 1024 * 1024;
+    /** {@value} bytes: the largest attached file staged into {@code work/inputs/}. */
+    public static final long DEFAULT_MAX_ATTACHMENT_BYTES = 32L * 1024 * 1024;
+    /** {@value}: entries {@code workspace_list_files} shows before it says how many more there are. */
+    public static final int DEFAULT_MAX_LIST_ENTRIES = 200;
+    /** {@value} ms: how long a background-session call waits for output when the model gives no yield. */
+    public static final int DEFAULT_SESSION_YIELD_MILLIS = 1000;
+    /** {@value} minutes: an exited background session is closed after this long without a call. */
+    public static final int DEFAULT_SESSION_TTL_MINUTES = 30;
+    /** {@value}: code blocks run by the response processor per user message before it stops promoting them. */
+    public static final int DEFAULT_MAX_CODE_BLOCK_RUNS_PER_TURN = 3;
+
+    private final ToolRuntime runtime;
+    private final CodeBlockMode codeBlockMode;
+    private final int maxCodeBlockRunsPerTurn;
+    private final boolean policy;
+    private final WorkspaceTools tools;
+    private final WorkspaceToolProvider toolProvider;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private CodeExecution(Builder b) {
+        Engine engine = Objects.requireNonNull(b.engine, "engine must be set: CodeExecution.builder().engine(...)");
+        ToolSettings d = ToolSettings.defaults();
+        Duration defaultTimeout = b.defaultTimeout != null ? b.defaultTimeout : d.defaultTimeout();
+        Duration maxTimeout = b.maxTimeout != null ? b.maxTimeout : d.maxTimeout();
+        positive(defaultTimeout, "defaultTimeout");
+        positive(maxTimeout, "maxTimeout");
+        if (defaultTimeout.compareTo(maxTimeout) > 0) {
+            throw new IllegalArgumentException("defaultTimeout (" + defaultTimeout + ") must not exceed maxTimeout ("
+                    + maxTimeout + ")");
+        }
+        Map<WorkspaceTool, String> names = new EnumMap<>(d.names());
+        names.putAll(b.names);
+        if (new HashSet<>(names.values()).size() != names.size()) {
+            throw new IllegalArgumentException("tool names must be distinct, got " + names.values());
+        }
+        ToolSettings s = new ToolSettings(defaultTimeout, maxTimeout,
+                positive(b.maxOutputBytes, d.maxOutputBytes(), "maxOutputBytes"),
+                Math.min(d.defaultReadBytes(), positive(b.maxReadBytes, d.maxReadBytes(), "maxReadBytes")),
+                positive(b.maxReadBytes, d.maxReadBytes(), "maxReadBytes"),
+                positive(b.maxWriteBytes, d.maxWriteBytes(), "maxWriteBytes"),
+                positive(b.maxArtifactBytes, d.maxArtifactBytes(), "maxArtifactBytes"),
+                positive(b.maxAttachmentBytes, d.maxAttachmentBytes(), "maxAttachmentBytes"),
+                d.maxListEntries(), b.requireMemoryId, b.inheritEnvironment,
+                b.reportChangedFiles == null || b.reportChangedFiles, d.sessionYield(), d.sessionTtl(), names,
+                b.tools == null ? d.enabled() : b.tools);
+        this.policy = b.commandGate != null;
+        this.runtime = new ToolRuntime(engine, b.artifactService, b.commandGate, s);
+        this.codeBlockMode = Boolean.FALSE.equals(b.autoExecute) ? CodeBlockMode.OFF
+                : b.codeBlockMode != null ? b.codeBlockMode : CodeBlockMode.RESULT_TO_MODEL;
+        this.maxCodeBlockRunsPerTurn = b.maxCodeBlockRunsPerTurn != null ? b.maxCodeBlockRunsPerTurn
+                : DEFAULT_MAX_CODE_BLOCK_RUNS_PER_TURN;
+        if (maxCodeBlockRunsPerTurn < 1) {
+            throw new IllegalArgumentException("maxCodeBlockRunsPerTurn (" + maxCodeBlockRunsPerTurn
+                    + ") must be at least 1; use autoExecuteCodeBlocks(false) to switch the processor off");
+        }
+        this.tools = new WorkspaceTools(runtime);
+        this.toolProvider = new WorkspaceToolProvider(runtime, policy);
+    }
+
+    /** A builder; {@link Builder#engine(Engine)} is required. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The tools as {@code @Tool} methods, for {@code AiServices.builder(...).tools(...)}. Prefer
+     * {@link #toolProvider()} unless a framework needs {@code @Tool} beans: the provider validates arguments itself,
+     * returns {@code isError} and attributes, and honours {@link Builder#toolName}.
+     */
+    public WorkspaceTools tools() {
+        return tools;
+    }
+
+    /**
+     * The enabled tools as a {@link ToolProvider}, for {@code AiServices.builder(...).toolProvider(...)}: configured
+     * names, descriptions with the configured limits, results with {@code isError} and attributes ({@code exit_code},
+     * {@code timed_out}, {@code truncated}, {@code duration_ms}, {@code files_changed}, artifact references).
+     */
+    public ToolProvider toolProvider() {
+        return toolProvider;
+    }
+
+    /**
+     * Wraps a chat model with the response processor: a final answer that is exactly one runnable fenced code block
+     * becomes a call of the code-execution tool. Returns {@code model} itself when the processor is off. The service
+     * must offer that tool (through {@link #tools()} or {@link #toolProvider()}); requests that do not offer it pass
+     * through untouched.
+     */
+    public ChatModel wrap(ChatModel model) {
+        Objects.requireNonNull(model, "model");
+        return codeBlockMode == CodeBlockMode.OFF ? model : new CodeBlockPromotingChatModel(model, promotion());
+    }
+
+    /** The streaming twin of {@link #wrap(ChatModel)}; works with {@code TokenStream} service methods. */
+    public StreamingChatModel wrap(StreamingChatModel model) {
+        Objects.requireNonNull(model, "model");
+        return codeBlockMode == CodeBlockMode.OFF ? model
+                : new CodeBlockPromotingStreamingChatModel(model, promotion());
+    }
+
+    private CodeBlockPromotion promotion() {
+        return new CodeBlockPromotion(codeBlockMode, runtime.settings().name(WorkspaceTool.EXECUTE_CODE),
+                maxCodeBlockRunsPerTurn);
+    }
+
+    /** What the response processor does; {@link CodeBlockMode#OFF} after {@code autoExecuteCodeBlocks(false)}. */
+    public CodeBlockMode codeBlockMode() {
+        return codeBlockMode;
+    }
+
+    /**
+     * Application access to a conversation's workspace (the same one its tools use), on the configured engine.
+     *
+     * @param conversationId the AI service's memory id (any object; its {@code toString()} is the key)
+     */
+    public WorkspaceIO workspace(Object conversationId) {
+        return new WorkspaceIO(runtime, runtime.defaultEngine(), key(conversationId));
+    }
+
+    /** Like {@link #workspace(Object)}, on another engine (the one an invocation passes in {@link #ENGINE_PARAMETER}). */
+    public WorkspaceIO workspace(Object conversationId, Engine engine) {
+        return new WorkspaceIO(runtime, Objects.requireNonNull(engine, "engine"), key(conversationId));
+    }
+
+    /**
+     * An adapter to LangChain4j's {@link CodeExecutionEngine}: {@code execute(code)} runs Python in the conversation's
+     * workspace through the {@code execute_code} tool (same policy, limits and result text).
+     */
+    public CodeExecutionEngine codeExecutionEngine(Object conversationId) {
+        return new LangChain4jCodeExecutionEngine(runtime, key(conversationId), "python");
+    }
+
+    /**
+     * A {@link ToolArgumentsErrorHandler} for {@code AiServices.builder(...).toolArgumentsErrorHandler(...)}: a tool
+     * call whose arguments LangChain4j cannot convert (a string where a number is expected, for example) comes back
+     * to the model as a readable error instead of failing the whole call. Needed only with {@link #tools()}.
+     */
+    public ToolArgumentsErrorHandler toolArgumentsErrorHandler() {
+        return (error, context) -> {
+            String tool = context.toolExecutionRequest() == null ? "the tool" : context.toolExecutionRequest().name();
+            String msg = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
+            return ToolErrorHandlerResult.text("error: invalid arguments for " + tool + ": " + msg
+                    + ". Nothing was run or changed; fix the arguments and call it again.");
+        };
+    }
+
+    /**
+     * A paragraph for a system message that teaches the model the workspace conventions and the tool names. Optional:
+     * the tool descriptions already carry the essentials.
+     */
+    public String workspaceGuidance() {
+        ToolSettings s = runtime.settings();
+        return "You have a private workspace for this conversation, reachable only through your tools. "
+                + "Files the user attaches appear in work/inputs/. Write scripts and scratch files under work/, "
+                + "final results under out/, and save results the user should keep with "
+                + s.name(WorkspaceTool.SAVE_ARTIFACT) + ", which returns an artifact:// reference. Run commands with "
+                + s.name(WorkspaceTool.EXEC) + "; every result states exit_code, timed_out and truncated.";
+    }
+
+    /** Removes a conversation's workspace and background sessions (on every engine it used). */
+    public void closeWorkspace(Object conversationId) {
+        runtime.closeWorkspace(key(conversationId));
+    }
+
+    /** Removes every workspace and session this instance created. Idempotent; the engine itself stays open. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            runtime.close();
+        }
+    }
+
+    private static String key(Object conversationId) {
+        Objects.requireNonNull(conversationId, "conversationId");
+        String k = conversationId.toString();
+        if (k.isBlank()) {
+            throw new IllegalArgumentException("conversationId must not be blank");
+        }
+        return k;
+    }
+
+    private static void positive(Duration d, String name) {
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + " (" + d + ") must be positive");
+        }
+    }
+
+    private static int positive(Integer v, int def, String name) {
+        if (v == null) {
+            return def;
+        }
+        if (v < 1) {
+            throw new IllegalArgumentException(name + " (" + v + ") must be positive");
+        }
+        return v;
+    }
+
+    private static long positive(Long v, long def, String name) {
+        if (v == null) {
+            return def;
+        }
+        if (v < 1) {
+            throw new IllegalArgumentException(name + " (" + v + ") must be positive");
+        }
+        return v;
+    }
+
+    /** Builder of {@link CodeExecution}. Unset values take the documented defaults when {@link #build()} runs. */
+    public static final class Builder {
+
+        private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
+        private Engine engine;
+        private ArtifactService artifactService;
+        private CommandGate commandGate;
+        private Boolean autoExecute;
+        private CodeBlockMode codeBlockMode;
+        private Integer maxCodeBlockRunsPerTurn;
+        private Duration defaultTimeout;
+        private Duration maxTimeout;
+        private Integer maxOutputBytes;
+        private Integer maxReadBytes;
+        private Long maxWriteBytes;
+        private Long maxArtifactBytes;
+        private Long maxAttachmentBytes;
+        private boolean requireMemoryId;
+        private boolean inheritEnvironment;
+        private Boolean reportChangedFiles;
+        private final Map<WorkspaceTool, String> names = new EnumMap<>(WorkspaceTool.class);
+        private Set<WorkspaceTool> tools;
+
+        private Builder() {
+        }
+
+        /** The engine that runs everything (required). {@link CodeExecution#close()} does not close it. */
+        public Builder engine(Engine engine) {
+            this.engine = engine;
+            return this;
+        }
+
+        /**
+         * Where {@code workspace_save_artifact} saves and {@code workspace_stage_artifact} loads. Default: the
+         * engine's own ({@link Engine#artifacts()}); when neither exists the artifact tools answer that none is
+         * configured.
+         */
+        public Builder artifactService(ArtifactService artifactService) {
+            this.artifactService = artifactService;
+            return this;
+        }
+
+        /** Package-private until the command policy lands: how commands are checked. */
+        Builder commandGate(CommandGate gate) {
+            this.commandGate = gate;
+            return this;
+        }
+
+        /**
+         * Switches the response processor: {@code false} is {@link CodeBlockMode#OFF}; {@code true} (the default)
+         * keeps the configured mode, {@link CodeBlockMode#RESULT_TO_MODEL} unless {@link #codeBlockMode} set another.
+         */
+        public Builder autoExecuteCodeBlocks(boolean enabled) {
+            this.autoExecute = enabled;
+            return this;
+        }
+
+        /** What the response processor does; default {@link CodeBlockMode#RESULT_TO_MODEL}. */
+        public Builder codeBlockMode(CodeBlockMode mode) {
+            this.codeBlockMode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
+         * Most code blocks the processor runs for one user message; then answers pass through as text. Default
+         * {@value CodeExecution#DEFAULT_MAX_CODE_BLOCK_RUNS_PER_TURN}.
+         */
+        public Builder maxCodeBlockRunsPerTurn(int runs) {
+            this.maxCodeBlockRunsPerTurn = runs;
+            return this;
+        }
+
+        /** Time limit when the model gives none; default {@value CodeExecution#DEFAULT_TIMEOUT_SECONDS} seconds. */
+        public Builder defaultTimeout(Duration timeout) {
+            this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * Longest time limit a model may ask for (larger values are refused), and the life of a background session;
+         * default {@value CodeExecution#DEFAULT_MAX_TIMEOUT_SECONDS} seconds.
+         */
+        public Builder maxTimeout(Duration timeout) {
+            this.maxTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * Bytes of program output shown to the model per call; longer output keeps its first and last half with a
+         * marker in between. Default {@value CodeExecution#DEFAULT_MAX_OUTPUT_BYTES}.
+         */
+        public Builder maxOutputBytes(int bytes) {
+            this.maxOutputBytes = bytes;
+            return this;
+        }
+
+        /** Largest window {@code workspace_read_file} returns; default {@value CodeExecution#DEFAULT_MAX_READ_BYTES}. */
+        public Builder maxReadBytes(int bytes) {
+            this.maxReadBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Largest file {@code workspace_write_file} writes (the whole file after an append); larger writes are
+         * refused and change nothing. Default {@value CodeExecution#DEFAULT_MAX_WRITE_BYTES}.
+         */
+        public Builder maxWriteBytes(long bytes) {
+            this.maxWriteBytes = bytes;
+            return this;
+        }
+
+        /** Largest file saved as or staged from an artifact; default {@value CodeExecution#DEFAULT_MAX_ARTIFACT_BYTES}. */
+        public Builder maxArtifactBytes(long bytes) {
+            this.maxArtifactBytes = bytes;
+            return this;
+        }
+
+        /** Largest attached file staged; default {@value CodeExecution#DEFAULT_MAX_ATTACHMENT_BYTES}. */
+        public Builder maxAttachmentBytes(long bytes) {
+            this.maxAttachmentBytes = bytes;
+            return this;
+        }
+
+        /**
+         * When true, tool calls from an AI service without {@code @MemoryId} (whose users would all share the
+         * workspace {@code "default"}) are refused. Default false: they run, and a warning is logged once.
+         */
+        public Builder requireMemoryId(boolean require) {
+            this.requireMemoryId = require;
+            return this;
+        }
+
+        /**
+         * When true, commands get the engine's base environment (for the local engine: this JVM's, secrets included).
+         * Default false: commands start from the engine's clean, minimal environment where the engine supports one.
+         * Ignored when a command policy is set: policy runs always use a clean environment.
+         */
+        public Builder inheritEnvironment(boolean inherit) {
+            this.inheritEnvironment = inherit;
+            return this;
+        }
+
+        /**
+         * Whether exec results list created, deleted and resized files (one listing before and one after each run).
+         * Default true.
+         */
+        public Builder reportChangedFiles(boolean report) {
+            this.reportChangedFiles = report;
+            return this;
+        }
+
+        /**
+         * Renames a tool for the {@link CodeExecution#toolProvider()} face (for example when another tool already
+         * uses the name). Names must match {@code [A-Za-z0-9_-]{1,64}} and be distinct.
+         */
+        public Builder toolName(WorkspaceTool tool, String name) {
+            Objects.requireNonNull(tool, "tool");
+            if (name == null || !TOOL_NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException("tool name (" + name + ") must match [A-Za-z0-9_-]{1,64}");
+            }
+            names.put(tool, name);
+            return this;
+        }
+
+        /** The tools to offer; default all. Disabled tools are absent from the provider and refuse when called. */
+        public Builder tools(WorkspaceTool... tools) {
+            if (tools.length == 0) {
+                throw new IllegalArgumentException("tools: give at least one tool");
+            }
+            this.tools = EnumSet.copyOf(Arrays.asList(tools));
+            return this;
+        }
+
+        /** Builds it. @throws NullPointerException when no engine was set */
+        public CodeExecution build() {
+            return new CodeExecution(this);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package dev.codeexec.langchain4j;
+
+import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
+import dev.langchain4j.agent.tool.SearchBehavior;
+import dev.langchain4j.agent.tool.Tool;
+import dev.langchain4j.agent.tool.ToolExecutionRequest;
+import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.agent.tool.ToolSpecifications;
+import dev.langchain4j.invocation.InvocationContext;
+import dev.langchain4j.service.tool.AiServiceTool;
+import dev.langchain4j.service.tool.ToolExecutionResult;
+import dev.langchain4j.service.tool.ToolExecutor;
+import dev.langchain4j.service.tool.ToolProvider;
+import dev.langchain4j.service.tool.ToolProviderRequest;
+import dev.langchain4j.service.tool.ToolProviderResult;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The workspace tools as a {@link ToolProvider}: configurable names, arguments validated here (so a malformed call is
+ * a tool result, not a failed invocation), and {@link ToolExecutionResult}s with {@code isError} and attributes. The
+ * specifications are derived from the {@code @Tool} methods of {@link WorkspaceTools}, so both faces always offer the
+ * same parameters.
+ */
+final class WorkspaceToolProvider implements ToolProvider {
+
+    private final List<AiServiceTool> tools;
+
+    WorkspaceToolProvider(ToolRuntime runtime, boolean policy) {
+        ToolSettings s = runtime.settings();
+        Map<WorkspaceTool, ToolSpecification> specs = specifications(s, policy);
+        List<AiServiceTool> list = new ArrayList<>();
+        for (WorkspaceTool t : WorkspaceTool.values()) {
+            if (s.enabled().contains(t)) {
+                list.add(AiServiceTool.builder().toolSpecification(specs.get(t))
+                        .toolExecutor(new Executor(runtime, t)).build());
+            }
+        }
+        this.tools = List.copyOf(list);
+    }
+
+    @Override
+    public ToolProviderResult provideTools(ToolProviderRequest request) {
+        return new ToolProviderResult(tools);
+    }
+
+    List<AiServiceTool> tools() {
+        return tools;
+    }
+
+    /** Specifications with configured names and rendered descriptions, marked always visible for tool search. */
+    static Map<WorkspaceTool, ToolSpecification> specifications(ToolSettings s, boolean policy) {
+        Map<WorkspaceTool, ToolSpecification> out = new EnumMap<>(WorkspaceTool.class);
+        for (Method m : WorkspaceTools.class.getDeclaredMethods()) {
+            Tool ann = m.getAnnotation(Tool.class);
+            if (ann == null) {
+                continue;
+            }
+            WorkspaceTool t = byDefaultName(ann.name());
+            ToolSpecification spec = ToolSpecifications.toolSpecificationFrom(m);
+            out.put(t, spec.toBuilder().name(s.name(t)).description(ToolDescriptions.render(t, s, policy))
+                    .addMetadata(ToolSpecification.METADATA_SEARCH_BEHAVIOR, SearchBehavior.ALWAYS_VISIBLE)
+                    .build());
+        }
+        return out;
+    }
+
+    private static WorkspaceTool byDefaultName(String name) {
+        for (WorkspaceTool t : WorkspaceTool.values()) {
+            if (t.defaultName().equals(name)) {
+                return t;
+            }
+        }
+        throw new IllegalStateException("no WorkspaceTool named " + name);
+    }
+
+    /** Runs one tool through the shared runtime. */
+    private static final class Executor implements ToolExecutor {
+        private final ToolRuntime runtime;
+        private final WorkspaceTool tool;
+
+        Executor(ToolRuntime runtime, WorkspaceTool tool) {
+            this.runtime = runtime;
+            this.tool = tool;
+        }
+
+        @Override
+        public String execute(ToolExecutionRequest request, Object memoryId) {
+            return executeWithContext(request, InvocationContext.builder().chatMemoryId(memoryId).build())
+                    .resultText();
+        }
+
+        @Override
+        public ToolExecutionResult executeWithContext(ToolExecutionRequest request, InvocationContext context) {
+            ToolResult r;
+            try {
+                long maxWrite = runtime.settings().maxWriteBytes();
+                // A JSON escape is at most six characters long: anything longer cannot be a valid write.
+                r = runtime.call(tool, ToolArguments.parse(request.arguments(), maxWrite * 6 + (1 << 20), maxWrite),
+                        context);
+            } catch (InvalidArgument e) {
+                r = ToolResult.error("invalid_argument", e.getMessage() + ". Nothing was run or changed.");
+            }
+            return ToolExecutionResult.builder().isError(r.isError()).resultText(r.text())
+                    .attributes(r.attributes()).build();
+        }
+    }
+}

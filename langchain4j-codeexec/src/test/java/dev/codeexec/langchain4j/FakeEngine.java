@@ -1,0 +1,173 @@
+package dev.codeexec.langchain4j;
+
+import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.FileRef;
+import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.OutputManifest;
+import dev.codeexec.engine.OutputSpec;
+import dev.codeexec.engine.PathEscapeException;
+import dev.codeexec.engine.ProgramRunner;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.StageOptions;
+import dev.codeexec.engine.StagedInput;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.engine.WorkspacePolicy;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+
+/** An in-memory engine for unit tests: files in maps, programs answered by a function. */
+final class FakeEngine implements Engine {
+
+    final Map<String, Map<String, byte[]>> files = new ConcurrentHashMap<>();
+    final List<RunProgramSpec> runs = new CopyOnWriteArrayList<>();
+    final List<String> created = new CopyOnWriteArrayList<>();
+    final AtomicInteger ids = new AtomicInteger();
+    volatile Capabilities capabilities = Capabilities.builder().supportsCleanEnv(true).build();
+    /** Answers a run; may write files through {@link #files}. */
+    volatile BiFunction<Workspace, RunProgramSpec, RunResult> program =
+            (ws, spec) -> new RunResult("ok\n", "", 0, Duration.ofMillis(5), false, false, false);
+
+    Map<String, byte[]> filesOf(Workspace ws) {
+        return files.computeIfAbsent(ws.id(), k -> new ConcurrentHashMap<>());
+    }
+
+    @Override
+    public String name() {
+        return "fake";
+    }
+
+    @Override
+    public WorkspaceManager manager() {
+        return new WorkspaceManager() {
+            @Override
+            public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
+                Workspace ws = new Workspace("ws" + ids.incrementAndGet() + "-" + execId.replaceAll("[^A-Za-z0-9]", "_"),
+                        "/fake/" + execId);
+                created.add(execId);
+                files.put(ws.id(), new ConcurrentHashMap<>());
+                return ws;
+            }
+
+            @Override
+            public void cleanup(Workspace workspace) {
+                files.remove(workspace.id());
+            }
+        };
+    }
+
+    static String check(String path) {
+        if (path.startsWith("/") || Arrays.asList(path.split("/")).contains("..")) {
+            throw new PathEscapeException("path " + path + " leaves the workspace");
+        }
+        return path.equals(".") ? "" : path.replaceAll("^\\./", "");
+    }
+
+    @Override
+    public WorkspaceFS fs() {
+        return new WorkspaceFS() {
+            @Override
+            public void putFiles(Workspace ws, List<PutFile> list) {
+                list.forEach(f -> check(f.path()));
+                list.forEach(f -> filesOf(ws).put(check(f.path()), f.content()));
+            }
+
+            @Override
+            public void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public List<FileRef> collect(Workspace ws, List<String> globs) {
+                List<FileRef> out = new ArrayList<>();
+                for (String g : globs) {
+                    PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + g);
+                    new TreeMap<>(filesOf(ws)).forEach((p, b) -> {
+                        if (m.matches(Path.of(p))) {
+                            out.add(new FileRef(p, "text/plain", b, b.length, false, null));
+                        }
+                    });
+                }
+                return out;
+            }
+
+            @Override
+            public List<StagedInput> stageInputs(Workspace ws, List<InputSpec> inputs) {
+                throw new dev.codeexec.engine.PolicyViolationException("host path /secret/host/file is not under an "
+                        + "input root");
+            }
+
+            @Override
+            public OutputManifest collectOutputs(Workspace ws, OutputSpec spec) {
+                return new OutputManifest(collect(ws, spec.globs()), null);
+            }
+
+            @Override
+            public FileRef readFile(Workspace ws, String path, long offset, int maxBytes) {
+                byte[] b = filesOf(ws).get(check(path));
+                if (b == null) {
+                    throw new InvalidSpecException("file " + path + " does not exist");
+                }
+                int from = (int) Math.min(offset, b.length);
+                int to = (int) Math.min(b.length, from + (long) maxBytes);
+                String mime = path.endsWith(".png") ? "image/png" : path.endsWith(".csv") ? "text/csv" : "text/plain";
+                return new FileRef(path, mime, Arrays.copyOfRange(b, from, to), b.length, to < b.length, null);
+            }
+
+            @Override
+            public List<FileInfo> list(Workspace ws, String globOrDir) {
+                String p = check(globOrDir);
+                List<FileInfo> out = new ArrayList<>();
+                boolean glob = p.contains("*") || p.contains("?");
+                PathMatcher m = glob ? FileSystems.getDefault().getPathMatcher("glob:" + p) : null;
+                new TreeMap<>(filesOf(ws)).forEach((f, b) -> {
+                    if (glob ? m.matches(Path.of(f)) : p.isEmpty() || f.equals(p) || f.startsWith(p + "/")) {
+                        out.add(new FileInfo(f, b.length, false));
+                    }
+                });
+                return out;
+            }
+
+            @Override
+            public void delete(Workspace ws, String path) {
+                filesOf(ws).remove(check(path));
+            }
+        };
+    }
+
+    @Override
+    public ProgramRunner runner() {
+        return (ws, spec) -> {
+            check(spec.cwd());
+            runs.add(spec);
+            return program.apply(ws, spec);
+        };
+    }
+
+    @Override
+    public Capabilities describe() {
+        return capabilities;
+    }
+
+    @Override
+    public void close() {
+        files.clear();
+    }
+}
