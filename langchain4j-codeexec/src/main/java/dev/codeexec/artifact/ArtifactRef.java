@@ -18,6 +18,8 @@ public record ArtifactRef(String name, Integer version) {
     public static final String SCHEME = "artifact://";
 
     /**
+     * @param name    the artifact name; not checked against any store's name rules here
+     * @param version the version, or null for "latest"
      * @throws IllegalArgumentException when the name is null or blank, or the version is less than 1
      */
     public ArtifactRef {

@@ -9,6 +9,7 @@ import dev.codeexec.engine.PathEscapeException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -604,6 +605,9 @@ public final class FileSystemArtifactService implements ArtifactService {
     private static String reason(IOException e) {
         if (e instanceof AccessDeniedException) {
             return "permission denied";
+        }
+        if (e instanceof ClosedByInterruptException) {
+            return "the thread was interrupted";
         }
         if (e instanceof NoSuchFileException) {
             return "a file or directory vanished (deleted concurrently?)";

@@ -41,7 +41,7 @@ public abstract class ArtifactServiceContractTest {
     protected ArtifactService service;
 
     @BeforeEach
-    void createService() {
+    protected void createService() {
         service = newService();
     }
 
@@ -253,7 +253,7 @@ public abstract class ArtifactServiceContractTest {
     // ---------------------------------------------------------------- name rules
 
     /** Bad names, and the fragment of each that the refusal must quote. */
-    static Stream<Arguments> badNames() {
+    protected static Stream<Arguments> badNames() {
         return Stream.of(
                 Arguments.of("../x", "'../x'"),
                 Arguments.of("a/../../x", "'a/../../x'"),
@@ -278,7 +278,7 @@ public abstract class ArtifactServiceContractTest {
     }
 
     /** Every operation that takes a name. */
-    static List<Map.Entry<String, Consumer<ArtifactService>>> operations(String name) {
+    protected static List<Map.Entry<String, Consumer<ArtifactService>>> operations(String name) {
         return List.of(
                 Map.entry("save", s -> s.save(name, new byte[] {1}, "text/plain")),
                 Map.entry("load", s -> s.load(name)),
