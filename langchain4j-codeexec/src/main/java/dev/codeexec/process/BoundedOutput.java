@@ -1,0 +1,74 @@
+package dev.codeexec.process;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The one output limiter: keeps the first {@code cap} bytes of a stream and counts the rest, so memory stays bounded
+ * whatever a program prints. Thread-safe.
+ */
+public final class BoundedOutput {
+
+    /** {@value} bytes: the default cap per stream (1 MiB). */
+    public static final int DEFAULT_CAP = 1 << 20;
+
+    private final int cap;
+    private byte[] buf = new byte[256];
+    private int size;
+    private long dropped;
+
+    /**
+     * @param cap bytes to keep; must be positive
+     */
+    public BoundedOutput(int cap) {
+        if (cap <= 0) {
+            throw new IllegalArgumentException("cap (" + cap + ") must be positive");
+        }
+        this.cap = cap;
+    }
+
+    /** Appends bytes; whatever exceeds the cap is counted and dropped. */
+    public synchronized void write(byte[] b, int off, int len) {
+        int keep = Math.min(len, cap - size);
+        if (keep > 0) {
+            if (size + keep > buf.length) {
+                buf = Arrays.copyOf(buf, Math.min(cap, Math.max(buf.length * 2, size + keep)));
+            }
+            System.arraycopy(b, off, buf, size, keep);
+            size += keep;
+        }
+        dropped += len - Math.max(keep, 0);
+    }
+
+    /** True when bytes were dropped. */
+    public synchronized boolean truncated() {
+        return dropped > 0;
+    }
+
+    /** Bytes dropped past the cap. */
+    public synchronized long droppedBytes() {
+        return dropped;
+    }
+
+    /** The kept bytes. */
+    public synchronized byte[] bytes() {
+        return Arrays.copyOf(buf, size);
+    }
+
+    /**
+     * The kept bytes as UTF-8 text (malformed sequences replaced), followed by a marker line
+     * {@code [output truncated: N bytes dropped]} when bytes were dropped.
+     */
+    public synchronized String text() {
+        String s = new String(buf, 0, size, StandardCharsets.UTF_8);
+        if (dropped > 0) {
+            s += (s.endsWith("\n") || s.isEmpty() ? "" : "\n") + marker(dropped);
+        }
+        return s;
+    }
+
+    /** The marker appended to truncated text. */
+    public static String marker(long droppedBytes) {
+        return "[output truncated: " + droppedBytes + " bytes dropped]";
+    }
+}
