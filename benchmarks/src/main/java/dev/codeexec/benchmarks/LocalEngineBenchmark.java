@@ -33,7 +33,8 @@ public final class LocalEngineBenchmark {
         int iterations = args.length > 0 ? Integer.parseInt(args[0]) : 400;
         try (LocalEngine engine = LocalEngine.create()) {
             Workspace ws = engine.manager().createWorkspace("bench", WorkspacePolicy.DEFAULT);
-            RunProgramSpec spec = RunProgramSpec.builder("/bin/true").cleanEnv(true).build();
+            // Inherited environment, as the raw baselines: the same command in the same conditions.
+            RunProgramSpec spec = RunProgramSpec.builder("/bin/true").build();
             Path dir = Path.of(ws.path());
             String[] raw = {"/bin/true"};
             String[] rawNs = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--",
