@@ -1,0 +1,87 @@
+package dev.codeexec.local;
+
+import dev.codeexec.process.HostLaunch;
+import dev.codeexec.process.HostProcesses;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The wrapper that puts each local run in its own PID namespace, so that killing the namespace's init kills every
+ * process of the run, including daemons that left their process group or session (see
+ * {@link dev.codeexec.process.ProcessTreeKiller}). Chosen once per JVM by probing:
+ * <ol>
+ *   <li>{@code unshare --pid --fork --kill-child} (root, or CAP_SYS_ADMIN);</li>
+ *   <li>the same with {@code --map-current-user} (an unprivileged user namespace);</li>
+ *   <li>none: kills fall back to a snapshot of descendants, which misses re-parented daemons (logged as a WARN).</li>
+ * </ol>
+ */
+final class PidNamespace {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PidNamespace.class);
+
+    private static final List<String> ROOT = List.of("unshare", "--pid", "--fork", "--kill-child", "--");
+    private static final List<String> USER = List.of("unshare", "--map-current-user", "--pid", "--fork",
+            "--kill-child", "--");
+
+    private static volatile List<String> wrapper;
+
+    private PidNamespace() {
+    }
+
+    /** The argv prefix to put before the program; empty when no namespace can be made here. */
+    static List<String> wrapper() {
+        List<String> w = wrapper;
+        if (w == null) {
+            synchronized (PidNamespace.class) {
+                w = wrapper;
+                if (w == null) {
+                    w = probe();
+                    wrapper = w;
+                }
+            }
+        }
+        return w;
+    }
+
+    private static List<String> probe() {
+        String unshare = find("unshare");
+        String truePath = find("true");
+        if (unshare != null && truePath != null) {
+            for (List<String> candidate : List.of(ROOT, USER)) {
+                List<String> argv = new java.util.ArrayList<>(candidate);
+                argv.set(0, unshare);
+                argv.add(truePath);
+                try {
+                    var r = HostProcesses.run(new HostLaunch(argv, Map.of("PATH", "/usr/bin:/bin"), Path.of("/"),
+                            null, Duration.ofSeconds(10), 4096, null));
+                    if (r.exitCode() == 0) {
+                        List<String> chosen = new java.util.ArrayList<>(candidate);
+                        chosen.set(0, unshare);
+                        return List.copyOf(chosen);
+                    }
+                } catch (RuntimeException e) {
+                    // Try the next candidate.
+                }
+            }
+        }
+        LOG.warn("LocalEngine cannot create PID namespaces on this host (unshare missing or not permitted): "
+                + "a timeout kills the program and its visible descendants, but a daemon that detached itself "
+                + "may survive");
+        return List.of();
+    }
+
+    private static String find(String name) {
+        for (String dir : List.of("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")) {
+            Path p = Path.of(dir, name);
+            if (Files.isExecutable(p)) {
+                return p.toString();
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,130 @@
+package dev.codeexec.workspace;
+
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.engine.WorkspacePolicy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Workspaces that are directories under one host base directory, shared by the local and sandbox backends.
+ * Each workspace is {@code <base>/<label>-<random>} with mode 0700 and the standard {@link WorkspaceLayout}.
+ * {@link #close()} removes every workspace this manager created.
+ */
+public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseable {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final Path baseDir;
+    private final Set<String> created = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param baseDir the directory that holds the workspaces; created (mode 0700) when missing
+     */
+    public HostWorkspaceManager(Path baseDir) {
+        try {
+            Files.createDirectories(baseDir);
+            this.baseDir = baseDir.toRealPath();
+            FileTrees.restrictToOwner(this.baseDir);
+        } catch (IOException e) {
+            throw new CodeExecException("cannot create the workspace base directory: " + e.getMessage(), e);
+        }
+    }
+
+    /** The real path of the base directory. */
+    public Path baseDir() {
+        return baseDir;
+    }
+
+    @Override
+    public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
+        WorkspacePolicy p = policy == null ? WorkspacePolicy.DEFAULT : policy;
+        if (p.maxDiskBytes() > 0) {
+            throw new UnsupportedCapabilityException("host-directory workspaces cannot enforce maxDiskBytes ("
+                    + p.maxDiskBytes() + "); refusing to create an unlimited workspace. Use a backend that "
+                    + "enforces disk limits, or set maxDiskBytes to 0.");
+        }
+        String id = label(execId) + "-" + HexFormat.of().formatHex(randomBytes());
+        Path dir = baseDir.resolve(id);
+        try {
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+                    "rwx------")));
+        } catch (UnsupportedOperationException e) {
+            try {
+                Files.createDirectory(dir);
+            } catch (IOException ex) {
+                throw new CodeExecException("cannot create workspace: " + ex.getMessage(), ex);
+            }
+        } catch (IOException e) {
+            throw new CodeExecException("cannot create workspace: " + e.getMessage(), e);
+        }
+        WorkspaceLayout.create(dir);
+        created.add(id);
+        return new Workspace(id, dir.toString());
+    }
+
+    @Override
+    public void cleanup(Workspace workspace) {
+        Path dir = hostPath(workspace);
+        created.remove(workspace.id());
+        FileTrees.deleteTree(dir);
+    }
+
+    /**
+     * The host directory of a workspace of this manager.
+     *
+     * @throws InvalidSpecException when the workspace does not belong to this manager
+     */
+    public Path hostPath(Workspace workspace) {
+        Path dir = Path.of(workspace.path()).toAbsolutePath().normalize();
+        if (!dir.getParent().equals(baseDir) || !dir.getFileName().toString().equals(workspace.id())) {
+            throw new InvalidSpecException("workspace '" + workspace.id() + "' does not belong to this engine");
+        }
+        return dir;
+    }
+
+    /** Removes every workspace this manager created and still holds. */
+    @Override
+    public void close() {
+        RuntimeException first = null;
+        for (String id : Set.copyOf(created)) {
+            try {
+                FileTrees.deleteTree(baseDir.resolve(id));
+                created.remove(id);
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** A readable, safe label from a caller's execution id: {@code [A-Za-z0-9_-]}, at most 40 characters. */
+    static String label(String execId) {
+        if (execId == null || execId.isBlank()) {
+            return "ws";
+        }
+        String s = execId.replaceAll("[^A-Za-z0-9_-]", "_");
+        return s.length() > 40 ? s.substring(0, 40) : s;
+    }
+
+    private static byte[] randomBytes() {
+        byte[] b = new byte[6];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+}

@@ -1,0 +1,473 @@
+package dev.codeexec.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.codeexec.CodeBlock;
+import dev.codeexec.CodeExecutionInput;
+import dev.codeexec.CodeExecutionResult;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+/**
+ * The contract every backend obeys. A backend's test class extends this and implements {@link #createEngine()};
+ * capability-dependent tests switch on {@link Engine#describe()}: a capability that is claimed is tested, one that is
+ * not claimed must be refused.
+ */
+public abstract class EngineContractTest {
+
+    protected Engine engine;
+    protected Workspace ws;
+
+    /** A fresh engine for one test; closed after it. */
+    protected abstract Engine createEngine();
+
+    /** Variables a clean-environment run may have besides the ones the spec sets. */
+    protected Set<String> cleanEnvAllowedNames() {
+        return Set.of("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "PWD", "SHLVL", "_",
+                "WORKSPACE_DIR", "WORK_DIR", "OUTPUT_DIR", "RUN_DIR", "SKILLS_DIR", "HOSTNAME", "TERM");
+    }
+
+    /**
+     * Command lines of processes still alive whose command line contains {@code marker}. The default reads the
+     * host's {@code /proc}; backends whose processes are not host processes override it.
+     */
+    protected List<String> processesWithMarker(String marker) {
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
+                try {
+                    String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8)
+                            .replace('\0', ' ');
+                    String stat = Files.readString(p.resolve("stat"));
+                    boolean zombie = stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+                    if (cmd.contains(marker) && !zombie) {
+                        found.add(cmd);
+                    }
+                } catch (IOException | RuntimeException ignored) {
+                    // The process ended while we looked.
+                }
+            });
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return found;
+    }
+
+    @BeforeEach
+    void createWorkspace() {
+        engine = createEngine();
+        ws = engine.manager().createWorkspace("contract", WorkspacePolicy.DEFAULT);
+    }
+
+    @AfterEach
+    void closeEngine() {
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    protected RunResult run(String... shellLine) {
+        return engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", String.join(" ", shellLine))
+                .build());
+    }
+
+    // ---- results ----
+
+    @Test
+    void should_return_exit_code_as_result_when_program_fails() {
+        RunResult r = run("exit 3");
+        assertThat(r.exitCode()).isEqualTo(3);
+        assertThat(r.timedOut()).isFalse();
+        assertThat(r.succeeded()).isFalse();
+    }
+
+    @Test
+    void should_separate_stdout_and_stderr() {
+        RunResult r = run("echo out; echo err >&2");
+        assertThat(r.stdout()).isEqualTo("out\n");
+        assertThat(r.stderr()).isEqualTo("err\n");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.truncated()).isFalse();
+    }
+
+    @Test
+    void should_feed_stdin() {
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("cat").stdin("hello\nworld").build());
+        assertThat(r.stdout()).isEqualTo("hello\nworld");
+    }
+
+    @Test
+    void should_pass_arguments_verbatim() {
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("printf").args("%s|", "a b", "$HOME",
+                "'q'", "").build());
+        assertThat(r.stdout()).isEqualTo("a b|$HOME|'q'||");
+    }
+
+    // ---- environment ----
+
+    @Test
+    void should_set_spec_env_and_workspace_variables() {
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh")
+                .args("-c", "echo $FOO; echo $WORK_DIR; echo $OUTPUT_DIR; echo $RUN_DIR").env("FOO", "bar").build());
+        String[] lines = r.stdout().split("\n");
+        assertThat(lines[0]).isEqualTo("bar");
+        assertThat(lines[1]).endsWith("/work");
+        assertThat(lines[2]).endsWith("/out");
+        assertThat(lines[3]).contains("/runs/run_");
+    }
+
+    @Test
+    @EnabledIf("supportsCleanEnv")
+    void should_start_from_minimal_environment_when_clean_env() {
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("env").cleanEnv(true)
+                .env("ONLY_THIS", "1").build());
+        Set<String> names = new HashSet<>();
+        for (String line : r.stdout().split("\n")) {
+            if (line.contains("=")) {
+                names.add(line.substring(0, line.indexOf('=')));
+            }
+        }
+        assertThat(names).contains("PATH", "HOME", "ONLY_THIS", "WORKSPACE_DIR");
+        Set<String> unexpected = new HashSet<>(names);
+        unexpected.removeAll(cleanEnvAllowedNames());
+        unexpected.remove("ONLY_THIS");
+        assertThat(unexpected).as("variables leaked into a clean environment").isEmpty();
+        String home = r.stdout().lines().filter(l -> l.startsWith("HOME=")).findFirst().orElseThrow();
+        String wsDir = r.stdout().lines().filter(l -> l.startsWith("WORKSPACE_DIR=")).findFirst().orElseThrow();
+        assertThat(home.substring(5)).startsWith(wsDir.substring("WORKSPACE_DIR=".length()));
+    }
+
+    // ---- cwd ----
+
+    @Test
+    void should_run_in_workspace_relative_cwd() {
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("pwd").cwd("work").build());
+        assertThat(r.stdout().strip()).endsWith("/work");
+    }
+
+    @Test
+    void should_refuse_cwd_that_escapes() {
+        assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("pwd").cwd("../").build()))
+                .isInstanceOf(PathEscapeException.class);
+        assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("pwd").cwd("/etc").build()))
+                .isInstanceOf(PathEscapeException.class);
+        assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("pwd").cwd("nope").build()))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("nope");
+    }
+
+    // ---- timeouts and process trees ----
+
+    @Test
+    void should_kill_whole_tree_when_timeout_expires() {
+        String marker = uniqueSleep();
+        long t0 = System.nanoTime();
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c",
+                "sleep " + marker + " & "
+                        + "setsid sleep " + marker + " & "
+                        + "nohup sleep " + marker + " >/dev/null 2>&1 & "
+                        + "(sleep " + marker + " &) ; "
+                        + "echo started; sleep " + marker)
+                .timeout(Duration.ofSeconds(1)).build());
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(r.timedOut()).isTrue();
+        assertThat(r.stdout()).contains("started");
+        // A liveness bound, not a benchmark: without a tree kill this call would hang for the sleep (hours).
+        assertThat(took).isLessThan(Duration.ofSeconds(20));
+        assertThat(processesWithMarker(marker)).as("processes left after the timeout").isEmpty();
+    }
+
+    @Test
+    void should_return_and_leave_no_process_when_background_child_holds_stdout() {
+        String marker = uniqueSleep();
+        long t0 = System.nanoTime();
+        RunResult r = run("(sleep " + marker + " &); sleep " + marker + " & echo done");
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.timedOut()).isFalse();
+        assertThat(r.stdout()).contains("done");
+        assertThat(took).isLessThan(Duration.ofSeconds(20));
+        assertThat(processesWithMarker(marker)).as("processes left after the run").isEmpty();
+    }
+
+    // ---- output cap ----
+
+    @Test
+    void should_cap_output_and_mark_truncation() {
+        int cap = 64 * 1024;
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh")
+                .args("-c", "head -c 50000000 /dev/zero | tr '\\0' a; echo tail >&2").maxOutputBytes(cap)
+                .timeout(Duration.ofSeconds(60)).build());
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.stdoutTruncated()).isTrue();
+        assertThat(r.stderrTruncated()).isFalse();
+        assertThat(r.stdout().length()).isLessThan(cap + 200);
+        assertThat(r.stdout()).startsWith("aaaa").contains("[output truncated:");
+        assertThat(r.stderr()).isEqualTo("tail\n");
+    }
+
+    // ---- files ----
+
+    @Test
+    void should_refuse_paths_that_escape() {
+        assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("../x", "x"))))
+                .isInstanceOf(PathEscapeException.class);
+        assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("/etc/passwd", "x"))))
+                .isInstanceOf(PathEscapeException.class);
+        assertThatThrownBy(() -> engine.fs().readFile(ws, "work/../../etc/passwd", 0, 100))
+                .isInstanceOf(PathEscapeException.class);
+        // Positive control: the same call with a relative path works.
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/x", "x")));
+        assertThat(engine.fs().readFile(ws, "work/x", 0, 100).contentAsString()).isEqualTo("x");
+    }
+
+    @Test
+    void should_not_read_through_link_out_of_workspace() {
+        RunResult r = run("ln -s /etc/passwd out/link && ln -s ../work/ok.txt out/inside && echo ok > work/ok.txt");
+        assertThat(r.exitCode()).isZero();
+        List<String> collected = engine.fs().collect(ws, List.of("out/**")).stream().map(FileRef::name).toList();
+        assertThat(collected).doesNotContain("out/link");
+        assertThat(collected).contains("out/inside");
+        List<String> outputs = engine.fs().collectOutputs(ws, OutputSpec.DEFAULT).files().stream()
+                .map(FileRef::name).toList();
+        assertThat(outputs).doesNotContain("out/link").contains("out/inside");
+        assertThatThrownBy(() -> engine.fs().readFile(ws, "out/link", 0, 100))
+                .isInstanceOf(PathEscapeException.class);
+        assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("out/link/x", "x"))))
+                .isInstanceOf(CodeExecException.class);
+    }
+
+    @Test
+    void should_round_trip_binary_files() {
+        byte[] all = new byte[256];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (byte) i;
+        }
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/bin/all.bin", all)));
+        RunResult r = run("wc -c < work/bin/all.bin && cp work/bin/all.bin out/copy.bin");
+        assertThat(r.stdout().strip()).isEqualTo("256");
+        List<FileRef> files = engine.fs().collect(ws, List.of("out/*.bin"));
+        assertThat(files).hasSize(1);
+        assertThat(files.get(0).content()).isEqualTo(all);
+        assertThat(files.get(0).mimeType()).isEqualTo("application/octet-stream");
+    }
+
+    @Test
+    void should_stage_inputs_and_collect_outputs_within_limits() {
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/src/data.csv", "a,b\n1,2\n")));
+        List<StagedInput> staged = engine.fs().stageInputs(ws, List.of(InputSpec.of("workspace://work/src/data.csv")));
+        assertThat(staged).singleElement().extracting(StagedInput::to).isEqualTo("work/inputs/data.csv");
+        assertThat(engine.fs().readFile(ws, "work/inputs/data.csv", 0, 100).contentAsString()).isEqualTo("a,b\n1,2\n");
+
+        run("for i in 1 2 3; do printf '%0100d' 0 > out/f$i.txt; done");
+        OutputManifest few = engine.fs().collectOutputs(ws, OutputSpec.builder().maxFiles(2).build());
+        assertThat(few.files()).hasSize(2);
+        assertThat(few.limitsHit()).contains(OutputLimit.MAX_FILES);
+
+        OutputManifest small = engine.fs().collectOutputs(ws, OutputSpec.builder().maxFileBytes(10).build());
+        assertThat(small.files()).hasSize(3).allSatisfy(f -> {
+            assertThat(f.truncated()).isTrue();
+            assertThat(f.content()).hasSize(10);
+            assertThat(f.sizeBytes()).isEqualTo(100);
+        });
+        assertThat(small.limitsHit()).contains(OutputLimit.MAX_FILE_BYTES);
+
+        OutputManifest none = engine.fs().collectOutputs(ws, OutputSpec.builder().globs("out/*.nothing").build());
+        assertThat(none.files()).isEmpty();
+        assertThat(none.limitsHit()).isEmpty();
+    }
+
+    @Test
+    void should_list_and_read_windows() {
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/a.txt", "0123456789")));
+        FileRef window = engine.fs().readFile(ws, "work/a.txt", 2, 3);
+        assertThat(window.contentAsString()).isEqualTo("234");
+        assertThat(window.truncated()).isTrue();
+        assertThat(window.sizeBytes()).isEqualTo(10);
+        assertThat(engine.fs().list(ws, "work")).extracting(FileInfo::path).contains("work/a.txt", "work/inputs");
+        assertThat(engine.fs().list(ws, "**/*.txt")).extracting(FileInfo::path).containsExactly("work/a.txt");
+    }
+
+    // ---- isolation between workspaces ----
+
+    @Test
+    void should_keep_concurrent_runs_in_different_workspaces_apart() throws Exception {
+        int n = 6;
+        List<Workspace> spaces = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            spaces.add(engine.manager().createWorkspace("c" + i, WorkspacePolicy.DEFAULT));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<RunResult>> futures = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Workspace w = spaces.get(i);
+                String id = "ws-" + i;
+                futures.add(pool.submit(() -> engine.runner().runProgram(w, RunProgramSpec.builder("sh")
+                        .args("-c", "echo " + id + " > out/id.txt; sleep 0.2; cat out/id.txt; ls ../ | wc -l")
+                        .cwd(".").build())));
+            }
+            for (int i = 0; i < n; i++) {
+                RunResult r = futures.get(i).get();
+                assertThat(r.stdout()).startsWith("ws-" + i + "\n");
+                assertThat(engine.fs().readFile(spaces.get(i), "out/id.txt", 0, 100).contentAsString())
+                        .isEqualTo("ws-" + i + "\n");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ---- bad input ----
+
+    @Test
+    void should_reject_bad_specs_with_specific_errors() {
+        assertThatThrownBy(() -> RunProgramSpec.builder(" ").build()).isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("cmd");
+        assertThatThrownBy(() -> RunProgramSpec.builder("true").timeout(Duration.ofSeconds(-1)).build())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("timeout");
+        Throwable t = catchThrowable(() -> engine.runner().runProgram(ws,
+                RunProgramSpec.builder("no-such-command-" + UUID.randomUUID()).build()));
+        if (t == null) {
+            // Backends that cannot check first report the shell's "not found" code.
+            RunResult r = engine.runner().runProgram(ws,
+                    RunProgramSpec.builder("no-such-command-" + UUID.randomUUID()).build());
+            assertThat(r.exitCode()).isIn(126, 127);
+        } else {
+            assertThat(t).isInstanceOf(InvalidSpecException.class).hasMessageContaining("not found");
+        }
+    }
+
+    @Test
+    void should_report_workspace_gone_when_removed_behind_engines_back() {
+        engine.manager().cleanup(ws);
+        assertThatThrownBy(() -> run("true")).isInstanceOf(WorkspaceGoneException.class);
+        assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("work/x", "x"))))
+                .isInstanceOf(WorkspaceGoneException.class);
+        // Cleanup is idempotent.
+        engine.manager().cleanup(ws);
+    }
+
+    @Test
+    void should_refuse_limits_the_engine_cannot_enforce() {
+        Set<ResourceLimit> missing = new HashSet<>(Set.of(ResourceLimit.values()));
+        missing.removeAll(engine.describe().enforcedLimits());
+        for (ResourceLimit l : missing) {
+            ResourceLimits limits = switch (l) {
+                case CPU_TIME -> ResourceLimits.builder().cpuTime(Duration.ofSeconds(5)).build();
+                case MEMORY -> ResourceLimits.builder().memoryBytes(64L << 20).build();
+                case FILE_SIZE -> ResourceLimits.builder().maxFileBytes(1 << 20).build();
+                case OPEN_FILES -> ResourceLimits.builder().maxOpenFiles(64).build();
+                case PROCESSES -> ResourceLimits.builder().maxProcesses(32).build();
+            };
+            assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").limits(limits)
+                    .build())).as(l.name()).isInstanceOf(UnsupportedCapabilityException.class)
+                    .hasMessageContaining(l.name());
+        }
+        assertThat(engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()).exitCode()).isZero();
+    }
+
+    // ---- streaming, sessions, code ----
+
+    @Test
+    @EnabledIf("supportsStreaming")
+    void should_stream_output_to_listener() {
+        List<String> chunks = Collections.synchronizedList(new ArrayList<>());
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh")
+                .args("-c", "echo one; sleep 0.2; echo two >&2")
+                .outputListener((s, b) -> chunks.add(s + ":" + new String(b, StandardCharsets.UTF_8))).build());
+        assertThat(r.exitCode()).isZero();
+        assertThat(String.join("", chunks)).contains("STDOUT:one").contains("STDERR:two");
+    }
+
+    @Test
+    @EnabledIf("supportsInteractive")
+    void should_run_interactive_session() {
+        try (ProgramSession s = engine.interactive().orElseThrow().startProgram(ws,
+                RunProgramSpec.builder("cat").timeout(Duration.ofSeconds(30)).build())) {
+            s.write("ping", true);
+            ProgramPoll p = s.await(Duration.ofMillis(300), 0, 1000);
+            for (int i = 0; i < 20 && !p.output().contains("ping"); i++) {
+                p = s.await(Duration.ofMillis(100), 0, 1000);
+            }
+            assertThat(p.output()).isEqualTo("ping\n");
+            assertThat(p.running()).isTrue();
+            s.closeStdin();
+            ProgramPoll end = s.await(Duration.ofSeconds(5), p.nextOffset(), 1000);
+            assertThat(end.running()).isFalse();
+            assertThat(end.exitCode()).isZero();
+        }
+    }
+
+    @Test
+    @EnabledIf("notInteractive")
+    void should_not_offer_sessions_when_not_interactive() {
+        assertThat(engine.interactive()).isEmpty();
+    }
+
+    @Test
+    void should_execute_python_and_bash_blocks() {
+        CodeExecutionResult r = engine.executeCode(ws, new CodeExecutionInput(List.of(
+                CodeBlock.of("python", "import os\nprint(6*7)\nopen(os.environ['OUTPUT_DIR'] + '/r.txt','w')"
+                        + ".write('x')"),
+                CodeBlock.of("bash", "echo from-bash")), null, Duration.ofSeconds(30)));
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.output()).contains("42").contains("from-bash");
+        assertThat(r.outputFiles()).extracting(FileRef::name).contains("out/r.txt");
+        assertThat(r.toText()).contains("42").contains("out/r.txt");
+
+        CodeExecutionResult failed = engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("py", "1/0")));
+        assertThat(failed.exitCode()).isNotZero();
+        assertThat(failed.output()).contains("ZeroDivisionError");
+
+        assertThatThrownBy(() -> engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("cobol", "x"))))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("cobol");
+    }
+
+    boolean supportsCleanEnv() {
+        return describeOnce().supportsCleanEnv();
+    }
+
+    boolean supportsStreaming() {
+        return describeOnce().streaming();
+    }
+
+    boolean supportsInteractive() {
+        return describeOnce().interactive();
+    }
+
+    boolean notInteractive() {
+        return !describeOnce().interactive();
+    }
+
+    private Capabilities describeOnce() {
+        try (Engine e = createEngine()) {
+            return e.describe();
+        }
+    }
+
+    private static String uniqueSleep() {
+        // A unique duration marks this test's processes, so the check cannot see anyone else's.
+        return "3" + (100000 + new java.util.Random().nextInt(800000)) + "." + System.nanoTime() % 1000;
+    }
+
+}
