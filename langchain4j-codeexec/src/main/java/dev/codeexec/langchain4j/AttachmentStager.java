@@ -59,6 +59,7 @@ final class AttachmentStager {
     static final String NAMES_ATTRIBUTE = "codeexec.fileNames";
 
     private static final int MAX_NAME = 100;
+    private static final int MAX_WORKSPACES_REMEMBERED = 4096;
 
     /** One attachment and where it went (or why not). */
     record Staged(String name, String path, long sizeBytes, String notStagedReason) {
@@ -69,7 +70,14 @@ final class AttachmentStager {
 
     private final long maxBytes;
     /** Per workspace id: content key -> staged path. Keyed by workspace id so a recreated workspace starts empty. */
-    private final Map<String, Map<String, String>> stagedByWorkspace = new ConcurrentHashMap<>();
+    private final Map<String, Map<String, String>> stagedByWorkspace = Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
+                    // Reaped workspaces leave no callback; forgetting the least recently used bounds the memory.
+                    return size() > MAX_WORKSPACES_REMEMBERED;
+                }
+            });
 
     AttachmentStager(long maxBytes) {
         this.maxBytes = maxBytes;

@@ -87,6 +87,8 @@ public final class CodeExecution implements AutoCloseable {
     public static final int DEFAULT_SESSION_YIELD_MILLIS = 1000;
     /** {@value} minutes: an exited background session is closed after this long without a call. */
     public static final int DEFAULT_SESSION_TTL_MINUTES = 30;
+    /** {@value} minutes: a conversation's workspace unused this long is removed (its files are lost). */
+    public static final int DEFAULT_WORKSPACE_IDLE_MINUTES = 60;
     /** {@value}: code blocks run by the response processor per user message before it stops promoting them. */
     public static final int DEFAULT_MAX_CODE_BLOCK_RUNS_PER_TURN = 3;
 
@@ -122,7 +124,8 @@ public final class CodeExecution implements AutoCloseable {
                 positive(b.maxArtifactBytes, d.maxArtifactBytes(), "maxArtifactBytes"),
                 positive(b.maxAttachmentBytes, d.maxAttachmentBytes(), "maxAttachmentBytes"),
                 d.maxListEntries(), b.requireMemoryId, b.inheritEnvironment,
-                b.reportChangedFiles == null || b.reportChangedFiles, d.sessionYield(), d.sessionTtl(), names,
+                b.reportChangedFiles == null || b.reportChangedFiles, d.sessionYield(), d.sessionTtl(),
+                b.idleTtlSet ? b.workspaceIdleTtl : d.workspaceIdleTtl(), names,
                 b.tools == null ? d.enabled() : b.tools);
         this.policy = b.commandGate != null;
         this.runtime = new ToolRuntime(engine, b.artifactService, b.commandGate, s);
@@ -307,6 +310,8 @@ public final class CodeExecution implements AutoCloseable {
         private boolean requireMemoryId;
         private boolean inheritEnvironment;
         private Boolean reportChangedFiles;
+        private Duration workspaceIdleTtl;
+        private boolean idleTtlSet;
         private final Map<WorkspaceTool, String> names = new EnumMap<>(WorkspaceTool.class);
         private Set<WorkspaceTool> tools;
 
@@ -435,6 +440,20 @@ public final class CodeExecution implements AutoCloseable {
          */
         public Builder reportChangedFiles(boolean report) {
             this.reportChangedFiles = report;
+            return this;
+        }
+
+        /**
+         * Removes a conversation's workspace (and its files) after it was unused this long; the next call gets a
+         * fresh one. Durable results belong in artifacts. Default {@value CodeExecution#DEFAULT_WORKSPACE_IDLE_MINUTES}
+         * minutes; null keeps workspaces until {@link CodeExecution#closeWorkspace} or {@link CodeExecution#close()}.
+         */
+        public Builder workspaceIdleTtl(Duration ttl) {
+            if (ttl != null) {
+                positive(ttl, "workspaceIdleTtl");
+            }
+            this.workspaceIdleTtl = ttl;
+            this.idleTtlSet = true;
             return this;
         }
 

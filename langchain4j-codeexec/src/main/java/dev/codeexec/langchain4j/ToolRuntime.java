@@ -94,7 +94,7 @@ final class ToolRuntime implements AutoCloseable {
         this.artifacts = artifacts;
         this.gate = gate;
         this.settings = settings;
-        this.workspaces = new ConversationWorkspaces();
+        this.workspaces = new ConversationWorkspaces(settings.workspaceIdleTtl());
         this.sessions = new BackgroundSessions(settings.sessionTtl(), System::nanoTime);
         this.stager = new AttachmentStager(settings.maxAttachmentBytes());
     }
@@ -589,10 +589,16 @@ final class ToolRuntime implements AutoCloseable {
             CodeLanguage lang = CodeLanguage.forTag(language).orElseThrow(() -> new Refusal("policy",
                     "refused by policy: with a command policy only python and bash code can run, not "
                             + ToolArguments.echo(language) + ". Nothing was run."));
-            String file = "code_policy." + lang.fileExtension();
             // The interpreter must pass the same policy as a command would; bash never does (built-in deny).
-            gate.check(lang.interpreter() + " " + file);
-            return inWorkspace(t, ws -> runPolicyCode(t, ws, lang, file, code, timeout));
+            gate.check(lang.interpreter() + " " + scriptName(lang));
+            return inWorkspace(t, ws -> runScript(t, ws, lang, code, timeout));
+        }
+        Optional<CodeLanguage> plain = CodeLanguage.forTag(language);
+        if (plain.isPresent() && usesDefaultCodeExecution(t.engine) && !settings.inheritEnvironment()
+                && t.engine.describe().supportsCleanEnv()) {
+            // The engine's default block runner inherits its base environment; snippets get the same clean
+            // environment as workspace_exec commands, so they run here as a script file instead.
+            return inWorkspace(t, ws -> runScript(t, ws, plain.get(), code, timeout));
         }
         return inWorkspace(t, ws -> {
             Map<String, Long> before = snapshot(t.engine, ws);
@@ -605,14 +611,33 @@ final class ToolRuntime implements AutoCloseable {
         });
     }
 
-    /** Policy mode runs the snippet itself so that it gets the clean environment the policy requires. */
-    private ToolResult runPolicyCode(Target t, Workspace ws, CodeLanguage lang, String file, String code,
-                                     Duration timeout) {
+    private static String scriptName(CodeLanguage lang) {
+        return "code_snippet." + lang.fileExtension();
+    }
+
+    /** True unless the engine runs code its own way (a stateful kernel, for example). */
+    static boolean usesDefaultCodeExecution(Engine engine) {
+        try {
+            return engine.getClass().getMethod("executeCode", Workspace.class, CodeExecutionInput.class)
+                    .getDeclaringClass() == Engine.class;
+        } catch (NoSuchMethodException e) {
+            return true;
+        }
+    }
+
+    /**
+     * Runs a snippet with the language's interpreter and a clean environment, from {@code work/} as the current
+     * folder: in policy mode (which requires it) and for engines whose default block runner would inherit their
+     * environment. The script file goes to {@code runs/}, the folder for per-run helper files, so it neither clutters
+     * {@code work/} nor shows up as a changed file.
+     */
+    private ToolResult runScript(Target t, Workspace ws, CodeLanguage lang, String code, Duration timeout) {
         Map<String, Long> before = snapshot(t.engine, ws);
-        t.engine.fs().putFiles(ws, List.of(PutFile.of("work/" + file, code.getBytes(StandardCharsets.UTF_8),
+        String file = scriptName(lang);
+        t.engine.fs().putFiles(ws, List.of(PutFile.of("runs/" + file, code.getBytes(StandardCharsets.UTF_8),
                 lang.fileMode())));
-        RunResult r = t.engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter()).args(file)
-                .cwd("work").cleanEnv(true).timeout(timeout).build());
+        RunResult r = t.engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter())
+                .args("../runs/" + file).cwd("work").cleanEnv(true).timeout(timeout).build());
         ChangedFiles changed = ChangedFiles.between(before, snapshot(t.engine, ws));
         return ToolResult.ok(ResultText.run(r, settings.maxOutputBytes(), changed), runAttributes(r.exitCode(),
                 r.timedOut(), r.truncated(), r.duration(), changed));

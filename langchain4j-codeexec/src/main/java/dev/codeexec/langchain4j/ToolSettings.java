@@ -22,6 +22,7 @@ record ToolSettings(
         boolean reportChangedFiles,
         Duration sessionYield,
         Duration sessionTtl,
+        Duration workspaceIdleTtl,
         Map<WorkspaceTool, String> names,
         Set<WorkspaceTool> enabled) {
 
@@ -46,7 +47,8 @@ record ToolSettings(
                 CodeExecution.DEFAULT_MAX_WRITE_BYTES, CodeExecution.DEFAULT_MAX_ARTIFACT_BYTES,
                 CodeExecution.DEFAULT_MAX_ATTACHMENT_BYTES, CodeExecution.DEFAULT_MAX_LIST_ENTRIES, false, false, true,
                 Duration.ofMillis(CodeExecution.DEFAULT_SESSION_YIELD_MILLIS),
-                Duration.ofMinutes(CodeExecution.DEFAULT_SESSION_TTL_MINUTES), names,
+                Duration.ofMinutes(CodeExecution.DEFAULT_SESSION_TTL_MINUTES),
+                Duration.ofMinutes(CodeExecution.DEFAULT_WORKSPACE_IDLE_MINUTES), names,
                 EnumSet.allOf(WorkspaceTool.class));
     }
 }
