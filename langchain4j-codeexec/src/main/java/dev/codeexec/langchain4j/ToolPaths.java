@@ -35,8 +35,8 @@ final class ToolPaths {
         try {
             return PathResolver.normalize(raw);
         } catch (PathEscapeException e) {
-            throw new InvalidArgument("'" + argName + "' must stay inside the workspace: " + e.getMessage()
-                    + "; the workspace is the only file system these tools reach");
+            throw new InvalidArgument("'" + argName + "' is refused: " + e.getMessage()
+                    + " (the workspace is the only file system these tools reach)");
         } catch (InvalidSpecException e) {
             throw new InvalidArgument("'" + argName + "': " + e.getMessage());
         }

@@ -181,7 +181,7 @@ final class ScriptedOpenAi implements AutoCloseable {
 
     private static String completion(Reply r) {
         ObjectNode root = envelope("chat.completion");
-        ObjectNode choice = ((ArrayNode) root.withArray("choices")).addObject();
+        ObjectNode choice = root.putArray("choices").addObject();
         choice.put("index", 0);
         ObjectNode msg = choice.putObject("message");
         msg.put("role", "assistant");
