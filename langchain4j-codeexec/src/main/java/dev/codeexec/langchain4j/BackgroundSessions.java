@@ -55,6 +55,12 @@ final class BackgroundSessions implements AutoCloseable {
         return (int) sessions.values().stream().filter(e -> e.engine == engine && e.key.equals(key)).count();
     }
 
+    /** Sessions of this engine and conversation whose program still runs. */
+    int runningFor(Engine engine, String key) {
+        return (int) sessions.values().stream().filter(e -> e.engine == engine && e.key.equals(key)
+                && e.session.exitCode().isEmpty()).count();
+    }
+
     Entry register(Engine engine, String key, ProgramSession session) {
         String id;
         do {

@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Which files a run created, deleted or resized, from a listing before and after. Skips {@code runs/}, {@code tmp/}
- * and {@code home/} (per-run logs and scratch). A file rewritten with the same size is not seen: listings carry sizes,
- * not modification times.
+ * Which files under {@code work/} and {@code out/} a run created, deleted or resized, from a listing before and after.
+ * Only those two folders are listed: they are where the tools tell the model to put files, and walking
+ * {@code runs/} (one folder per run) would make every call slower as a conversation goes on. A file rewritten with
+ * the same size is not seen: listings carry sizes, not modification times.
  */
 final class ChangedFiles {
 
@@ -20,6 +21,8 @@ final class ChangedFiles {
     static final int MAX_SNAPSHOT = 5_000;
 
     private static final int MAX_SHOWN = 20;
+
+    private static final List<String> FOLDERS = List.of("work", "out");
 
     private final List<String> created = new ArrayList<>();
     private final List<String> deleted = new ArrayList<>();
@@ -32,23 +35,24 @@ final class ChangedFiles {
 
     /** The workspace's files and sizes, or null when it is too big or cannot be listed. */
     static Map<String, Long> snapshot(Engine engine, Workspace ws) {
-        try {
-            List<FileInfo> all = engine.fs().list(ws, ".");
-            if (all.size() > MAX_SNAPSHOT) {
+        Map<String, Long> m = new TreeMap<>();
+        for (String dir : FOLDERS) {
+            List<FileInfo> all;
+            try {
+                all = engine.fs().list(ws, dir);
+            } catch (CodeExecException e) {
+                continue; // the folder was removed: nothing in it
+            }
+            for (FileInfo f : all) {
+                if (!f.directory()) {
+                    m.put(f.path(), f.sizeBytes());
+                }
+            }
+            if (m.size() > MAX_SNAPSHOT) {
                 return null;
             }
-            Map<String, Long> m = new TreeMap<>();
-            for (FileInfo f : all) {
-                String p = f.path();
-                if (f.directory() || p.startsWith("runs/") || p.startsWith("tmp/") || p.startsWith("home/")) {
-                    continue;
-                }
-                m.put(p, f.sizeBytes());
-            }
-            return m;
-        } catch (CodeExecException e) {
-            return null;
         }
+        return m;
     }
 
     /** The difference, or null when either snapshot is missing. */

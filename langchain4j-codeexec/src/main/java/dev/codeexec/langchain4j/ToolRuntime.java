@@ -79,6 +79,13 @@ final class ToolRuntime implements AutoCloseable {
     private final ConversationWorkspaces workspaces;
     private final BackgroundSessions sessions;
     private final AttachmentStager stager;
+    /** Per workspace id: the file listing taken after the last run, while still valid. */
+    private final Map<String, Map<String, Long>> lastListing = Collections.synchronizedMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Map<String, Long>> eldest) {
+            return size() > MAX_REMEMBERED_INVOCATIONS;
+        }
+    });
     private final AtomicBoolean warnedSharedWorkspace = new AtomicBoolean();
     /** Invocations whose attachments were already staged, per workspace key; bounded, oldest forgotten first. */
     private final Set<String> stagedInvocations = Collections.synchronizedSet(Collections.newSetFromMap(
@@ -229,8 +236,19 @@ final class ToolRuntime implements AutoCloseable {
 
     /** Runs {@code fn} on the conversation's workspace under its lock, staging attachments first. */
     private ToolResult inWorkspace(Target t, Function<Workspace, ToolResult> fn) {
+        return inWorkspace(t, false, fn);
+    }
+
+    /**
+     * @param keepsListing true for calls that run a program and manage the cached listing themselves, or that only
+     *                     read; false drops it, because the call may change files
+     */
+    private ToolResult inWorkspace(Target t, boolean keepsListing, Function<Workspace, ToolResult> fn) {
         return workspaces.withWorkspace(t.engine, t.key, ws -> {
             String note = stageAttachments(t, ws);
+            if (!keepsListing) {
+                lastListing.remove(ws.id());
+            }
             ToolResult r = fn.apply(ws);
             return note == null ? r : new ToolResult(note + "\n" + r.text(), r.isError(), r.attributes());
         });
@@ -238,7 +256,10 @@ final class ToolRuntime implements AutoCloseable {
 
     /** Runs {@code fn} under the workspace lock without staging; for application code. */
     <T> T withWorkspace(Engine engine, String key, Function<Workspace, T> fn) {
-        return workspaces.withWorkspace(engine == null ? defaultEngine : engine, key, fn);
+        return workspaces.withWorkspace(engine == null ? defaultEngine : engine, key, ws -> {
+            lastListing.remove(ws.id());
+            return fn.apply(ws);
+        });
     }
 
     private String stageAttachments(Target t, Workspace ws) {
@@ -250,7 +271,9 @@ final class ToolRuntime implements AutoCloseable {
         if (!stagedInvocations.add(marker)) {
             return null;
         }
-        return describeStaged(stager.stage(t.engine, ws, t.userMessage));
+        List<AttachmentStager.Staged> staged = stager.stage(t.engine, ws, t.userMessage);
+        lastListing.remove(ws.id());
+        return describeStaged(staged);
     }
 
     /** Stages a message's files for application code; returns what happened, one line per file. */
@@ -319,10 +342,10 @@ final class ToolRuntime implements AutoCloseable {
                             + "(it may run up to " + settings.maxTimeout().toSeconds() + " seconds)."));
             return inWorkspace(t, ws -> startSession(t, ws, runner, spec, yield));
         }
-        return inWorkspace(t, ws -> {
-            Map<String, Long> before = snapshot(t.engine, ws);
+        return inWorkspace(t, true, ws -> {
+            Map<String, Long> before = listingBefore(t, ws);
             RunResult r = t.engine.runner().runProgram(ws, spec);
-            ChangedFiles changed = ChangedFiles.between(before, snapshot(t.engine, ws));
+            ChangedFiles changed = changedSince(t, ws, before);
             return ToolResult.ok(ResultText.run(r, settings.maxOutputBytes(), changed), runAttributes(r.exitCode(),
                     r.timedOut(), r.truncated(), r.duration(), changed));
         });
@@ -442,7 +465,7 @@ final class ToolRuntime implements AutoCloseable {
         }
         long off = offset == null ? 0 : offset;
         int maxBytes = max == null ? settings.defaultReadBytes() : max.intValue();
-        return inWorkspace(t, ws -> {
+        return inWorkspace(t, true, ws -> {
             FileRef f = t.engine.fs().readFile(ws, path, off, maxBytes);
             byte[] content = f.content() == null ? new byte[0] : f.content();
             Map<String, Object> attrs = new LinkedHashMap<>();
@@ -543,7 +566,7 @@ final class ToolRuntime implements AutoCloseable {
     private ToolResult listFiles(Target t, ToolArguments args) {
         String raw = args.string("path", "glob", "pattern");
         String p = ToolPaths.normalize(raw, "path");
-        return inWorkspace(t, ws -> {
+        return inWorkspace(t, true, ws -> {
             List<FileInfo> entries = new ArrayList<>(t.engine.fs().list(ws, p));
             entries.sort(Comparator.comparing(FileInfo::path));
             Map<String, Object> attrs = new LinkedHashMap<>();
@@ -591,21 +614,21 @@ final class ToolRuntime implements AutoCloseable {
                             + ToolArguments.echo(language) + ". Nothing was run."));
             // The interpreter must pass the same policy as a command would; bash never does (built-in deny).
             gate.check(lang.interpreter() + " " + scriptName(lang));
-            return inWorkspace(t, ws -> runScript(t, ws, lang, code, timeout));
+            return inWorkspace(t, true, ws -> runScript(t, ws, lang, code, timeout));
         }
         Optional<CodeLanguage> plain = CodeLanguage.forTag(language);
         if (plain.isPresent() && usesDefaultCodeExecution(t.engine) && !settings.inheritEnvironment()
                 && t.engine.describe().supportsCleanEnv()) {
             // The engine's default block runner inherits its base environment; snippets get the same clean
             // environment as workspace_exec commands, so they run here as a script file instead.
-            return inWorkspace(t, ws -> runScript(t, ws, plain.get(), code, timeout));
+            return inWorkspace(t, true, ws -> runScript(t, ws, plain.get(), code, timeout));
         }
         return inWorkspace(t, ws -> {
-            Map<String, Long> before = snapshot(t.engine, ws);
+            Map<String, Long> before = listingBefore(t, ws);
             long start = System.nanoTime();
             CodeExecutionResult r = t.engine.executeCode(ws, new CodeExecutionInput(List.of(block), t.key, timeout));
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            ChangedFiles changed = ChangedFiles.between(before, snapshot(t.engine, ws));
+            ChangedFiles changed = changedSince(t, ws, before);
             return ToolResult.ok(ResultText.code(r, took, settings.maxOutputBytes(), changed),
                     runAttributes(r.exitCode(), r.timedOut(), r.truncated(), took, changed));
         });
@@ -632,13 +655,13 @@ final class ToolRuntime implements AutoCloseable {
      * {@code work/} nor shows up as a changed file.
      */
     private ToolResult runScript(Target t, Workspace ws, CodeLanguage lang, String code, Duration timeout) {
-        Map<String, Long> before = snapshot(t.engine, ws);
+        Map<String, Long> before = listingBefore(t, ws);
         String file = scriptName(lang);
         t.engine.fs().putFiles(ws, List.of(PutFile.of("runs/" + file, code.getBytes(StandardCharsets.UTF_8),
                 lang.fileMode())));
         RunResult r = t.engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter())
                 .args("../runs/" + file).cwd("work").cleanEnv(true).timeout(timeout).build());
-        ChangedFiles changed = ChangedFiles.between(before, snapshot(t.engine, ws));
+        ChangedFiles changed = changedSince(t, ws, before);
         return ToolResult.ok(ResultText.run(r, settings.maxOutputBytes(), changed), runAttributes(r.exitCode(),
                 r.timedOut(), r.truncated(), r.duration(), changed));
     }
@@ -658,7 +681,7 @@ final class ToolRuntime implements AutoCloseable {
         String name = args.string("name");
         String artifactName = name == null || name.isBlank() ? path.substring(path.lastIndexOf('/') + 1) : name.strip();
         ArtifactService service = artifactService(t.engine);
-        return inWorkspace(t, ws -> {
+        return inWorkspace(t, true, ws -> {
             SavedArtifact saved = saveArtifact(t.engine, ws, service, path, artifactName);
             Map<String, Object> attrs = new LinkedHashMap<>();
             attrs.put("path", path);
@@ -797,8 +820,31 @@ final class ToolRuntime implements AutoCloseable {
         }
     }
 
-    private Map<String, Long> snapshot(Engine engine, Workspace ws) {
-        return settings.reportChangedFiles() ? ChangedFiles.snapshot(engine, ws) : null;
+    /**
+     * The listing a run compares against: the one taken after the previous run in this workspace when nothing can
+     * have changed the workspace since (every other tool call and every {@link WorkspaceIO} use drops it, and it is
+     * not used while a background session runs), else a fresh one. Saves one of the two listings per run.
+     */
+    private Map<String, Long> listingBefore(Target t, Workspace ws) {
+        if (!settings.reportChangedFiles()) {
+            return null;
+        }
+        Map<String, Long> cached = lastListing.remove(ws.id());
+        if (cached != null && sessions.runningFor(t.engine, t.key) == 0) {
+            return cached;
+        }
+        return ChangedFiles.snapshot(t.engine, ws);
+    }
+
+    private ChangedFiles changedSince(Target t, Workspace ws, Map<String, Long> before) {
+        if (before == null) {
+            return null;
+        }
+        Map<String, Long> after = ChangedFiles.snapshot(t.engine, ws);
+        if (after != null) {
+            lastListing.put(ws.id(), after);
+        }
+        return ChangedFiles.between(before, after);
     }
 
     private static Map<String, Object> runAttributes(int exitCode, boolean timedOut, boolean truncated,

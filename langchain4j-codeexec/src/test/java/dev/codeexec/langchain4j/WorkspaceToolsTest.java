@@ -115,6 +115,29 @@ class WorkspaceToolsTest {
     }
 
     @Test
+    void should_attribute_only_the_run_own_changes_when_files_changed_between_runs() {
+        engine.program = (ws, spec) -> {
+            String cmd = spec.args().get(1);
+            if (cmd.startsWith("touch ")) {
+                engine.filesOf(ws).put(cmd.substring(6), new byte[0]);
+            }
+            return new RunResult("", "", 0, Duration.ZERO, false, false, false);
+        };
+
+        String first = call("workspace_exec", "{\"command\":\"touch work/a\"}").resultText();
+        codeExec.workspace("conv-1").putFile("work/by-app.txt", "x");
+        String second = call("workspace_exec", "{\"command\":\"true\"}").resultText();
+        call("workspace_write_file", "{\"path\":\"out/by-tool.txt\",\"content\":\"y\"}");
+        String third = call("workspace_exec", "{\"command\":\"touch out/b\"}").resultText();
+        String fourth = call("workspace_exec", "{\"command\":\"touch work/c\"}").resultText();
+
+        assertThat(first).endsWith("--- files changed ---\n+ work/a (0 bytes)");
+        assertThat(second).doesNotContain("files changed");
+        assertThat(third).endsWith("--- files changed ---\n+ out/b (0 bytes)");
+        assertThat(fourth).endsWith("--- files changed ---\n+ work/c (0 bytes)");
+    }
+
+    @Test
     void should_return_a_readable_error_and_create_no_workspace_when_arguments_are_malformed() {
         for (String bad : List.of("{", "[1,2]", "{}", "{\"command\":\"\"}", "{\"command\":42,\"timeout_seconds\":\"x\"}",
                 "{\"command\":\"ls\",\"timeout_seconds\":-5}", "{\"command\":\"ls\",\"timeout_seconds\":0}",

@@ -1,0 +1,52 @@
+package dev.codeexec.langchain4j;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.codeexec.artifact.InMemoryArtifactService;
+import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
+import dev.codeexec.local.LocalEngine;
+import dev.codeexec.testing.Requirements;
+import dev.langchain4j.memory.chat.MessageWindowChatMemory;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.service.AiServices;
+import dev.langchain4j.service.MemoryId;
+import dev.langchain4j.service.UserMessage;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The README's "add this to your AiService" snippet, compiled and run, so it stays true. */
+class ReadmeSnippetTest {
+
+    // tag::assistant[]
+    interface Assistant {
+        String chat(@MemoryId String conversationId, @UserMessage String message);
+    }
+    // end::assistant[]
+
+    @Test
+    void should_run_the_readme_snippet() {
+        Requirements.requireCommand("python3");
+        try (ScriptedOpenAi openAi = new ScriptedOpenAi(); LocalEngine engine = LocalEngine.create()) {
+            openAi.script(req -> ScriptedOpenAi.toolResultsThisTurn(req) == 0
+                    ? Reply.tool("call_1", "workspace_exec", Map.of("command", "python3 -c 'print(2 ** 10)'"))
+                    : Reply.text("2^10 = " + WorkspaceToolsIT.stdout(ScriptedOpenAi.lastToolResult(req))));
+            ChatModel model = openAi.chatModel();
+
+            // tag::readme[]
+            CodeExecution codeExec = CodeExecution.builder()
+                    .engine(engine)                                  // LocalEngine, SandboxEngine, ...
+                    .artifactService(new InMemoryArtifactService())  // where workspace_save_artifact saves
+                    .build();
+            Assistant assistant = AiServices.builder(Assistant.class)
+                    .chatModel(codeExec.wrap(model))                 // runs an answer that is one ```python block
+                    .toolProvider(codeExec.toolProvider())           // workspace_exec, file and artifact tools
+                    .chatMemoryProvider(id -> MessageWindowChatMemory.withMaxMessages(50))
+                    .build();
+            String answer = assistant.chat("conversation-1", "What is 2 to the power of 10?");
+            // end::readme[]
+
+            assertThat(answer).isEqualTo("2^10 = 1024");
+            codeExec.close();
+        }
+    }
+}
