@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import dev.codeexec.artifact.Artifact;
 import dev.codeexec.artifact.ArtifactNotFoundException;
-import dev.codeexec.artifact.ArtifactRef;
-import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileRef;
 import dev.codeexec.engine.InputSpec;
@@ -24,18 +22,14 @@ import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -50,7 +44,7 @@ class HostWorkspaceFSTest {
     Path tmp;
 
     HostWorkspaceManager manager;
-    FakeArtifacts artifacts;
+    InMemoryArtifactService artifacts;
     HostWorkspaceFS fs;
     Workspace ws;
     Path root;
@@ -65,7 +59,7 @@ class HostWorkspaceFSTest {
         Files.writeString(outside.resolve("secret.txt"), "secret");
         // The input root is configured through a symbolic link: it must still work, resolved once.
         Path rootLink = Files.createSymbolicLink(tmp.resolve("inputs-link"), inputRoot);
-        artifacts = new FakeArtifacts();
+        artifacts = new InMemoryArtifactService();
         fs = HostWorkspaceFS.builder().hostPaths(manager::hostPath).inputRoots(List.of(rootLink))
                 .artifacts(artifacts).build();
         ws = manager.createWorkspace("fs", WorkspacePolicy.DEFAULT);
@@ -490,64 +484,5 @@ class HostWorkspaceFSTest {
             return s.filter(p -> p.getFileName().toString().startsWith(".put-")
                     || p.getFileName().toString().startsWith(".stage-")).toList();
         }
-    }
-
-    /** A minimal in-memory artifact store: versions 1, 2, ... per name. */
-    static final class FakeArtifacts implements ArtifactService {
-        private final Map<String, List<Artifact>> store = new TreeMap<>();
-
-        @Override
-        public synchronized ArtifactRef save(String name, byte[] content, String mimeType) {
-            List<Artifact> versions = store.computeIfAbsent(name, n -> new ArrayList<>());
-            ArtifactRef ref = new ArtifactRef(name, versions.size() + 1);
-            versions.add(new Artifact(ref, content, mimeType));
-            return ref;
-        }
-
-        @Override
-        public synchronized Optional<Artifact> load(String name) {
-            List<Artifact> v = store.get(name);
-            return v == null ? Optional.empty() : Optional.of(v.get(v.size() - 1));
-        }
-
-        @Override
-        public synchronized Artifact load(String name, int version) {
-            List<Artifact> v = store.getOrDefault(name, List.of());
-            if (version < 1 || version > v.size()) {
-                throw new ArtifactNotFoundException("artifact '" + name + "' has no version " + version
-                        + "; versions: " + versions(name));
-            }
-            return v.get(version - 1);
-        }
-
-        @Override
-        public synchronized List<Integer> versions(String name) {
-            int n = store.getOrDefault(name, List.of()).size();
-            List<Integer> out = new ArrayList<>();
-            for (int i = 1; i <= n; i++) {
-                out.add(i);
-            }
-            return out;
-        }
-
-        @Override
-        public synchronized List<String> names() {
-            return List.copyOf(store.keySet());
-        }
-
-        @Override
-        public synchronized void delete(String name) {
-            store.remove(name);
-        }
-    }
-
-    @Test
-    void should_number_versions_when_fake_store_saves() {
-        // Sanity check of the fake itself, so failures above are about the FS.
-        ArtifactRef r = artifacts.save("x", new byte[] {1}, null);
-        assertThat(r).isEqualTo(new ArtifactRef("x", 1));
-        assertThat(artifacts.versions("x")).containsExactly(1);
-        assertThat(new String(artifacts.load(r).content(), StandardCharsets.ISO_8859_1)).hasSize(1);
-        assertThat(Set.copyOf(artifacts.names())).containsExactly("x");
     }
 }
