@@ -51,13 +51,8 @@ final class CommandNames {
         add(out, fold(word));
         String base = fold(basename(word));
         add(out, base);
-        for (String suffix : EXECUTABLE_SUFFIXES) {
-            if (base.endsWith(suffix) && base.length() > suffix.length()) {
-                base = base.substring(0, base.length() - suffix.length());
-                add(out, base);
-                break;
-            }
-        }
+        base = stripSuffix(base);
+        add(out, base);
         while (true) {
             Matcher m = TRAILING_VERSION.matcher(base);
             if (!m.find() || m.start() == 0) {
@@ -68,9 +63,21 @@ final class CommandNames {
         }
     }
 
-    /** The key under which a deny entry or validator is stored: its folded basename. */
+    /**
+     * The key under which a deny entry or validator is stored: its folded basename without a Windows executable
+     * suffix, so that a deny of {@code curl.exe} also matches {@code CURL}.
+     */
     static String key(String entry) {
-        return fold(basename(entry));
+        return stripSuffix(fold(basename(entry)));
+    }
+
+    private static String stripSuffix(String base) {
+        for (String suffix : EXECUTABLE_SUFFIXES) {
+            if (base.endsWith(suffix) && base.length() > suffix.length()) {
+                return base.substring(0, base.length() - suffix.length());
+            }
+        }
+        return base;
     }
 
     private static void add(List<String> out, String s) {

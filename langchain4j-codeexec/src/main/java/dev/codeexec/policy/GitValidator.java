@@ -149,7 +149,15 @@ final class GitValidator implements ArgumentValidator {
             case "ls-remote" -> refuseShort(argv, args, 'u', "ls-remote -u names the upload-pack program to run");
             case "rebase" -> refuseShort(argv, args, 'x', "rebase -x runs a shell command after each commit");
             case "grep" -> refuseShort(argv, args, 'O', "grep -O runs a pager command on the matching files");
-            case "help" -> refuseShort(argv, args, 'w', "help -w starts a web browser");
+            case "help" -> {
+                refuseShort(argv, args, 'w', "help -w starts a web browser");
+                for (String a : args) {
+                    if (Validation.selects(a, "--web")) {
+                        throw Validation.refuse(argv, "help -w (--web) starts a web browser, which the command policy"
+                                + " does not allow");
+                    }
+                }
+            }
             case "submodule" -> {
                 if (args.contains("foreach")) {
                     throw Validation.refuse(argv, "'git submodule foreach' runs a shell command in each submodule,"
