@@ -182,6 +182,7 @@ public final class EnvironmentScrubber {
             return this;
         }
 
+        /** Builds the scrubber. */
         public EnvironmentScrubber build() {
             return new EnvironmentScrubber(names, prefixes);
         }
