@@ -3,8 +3,6 @@ package dev.codeexec.policy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * How command names are compared. Deny lists and validator keys match loosely (so a spelling cannot dodge them); allow
@@ -14,9 +12,6 @@ final class CommandNames {
 
     /** Suffixes that Windows resolves implicitly; stripped on every OS because stripping only widens a deny. */
     private static final List<String> EXECUTABLE_SUFFIXES = List.of(".exe", ".cmd", ".bat", ".com", ".ps1");
-
-    /** A trailing version: {@code python3.11 -> python3 -> python}, {@code bash-5.2 -> bash-5 -> bash}. */
-    private static final Pattern TRAILING_VERSION = Pattern.compile("[._-]?[0-9]+$");
 
     private CommandNames() {
     }
@@ -54,13 +49,31 @@ final class CommandNames {
         base = stripSuffix(base);
         add(out, base);
         while (true) {
-            Matcher m = TRAILING_VERSION.matcher(base);
-            if (!m.find() || m.start() == 0) {
+            int cut = versionStart(base);
+            if (cut <= 0) {
                 return out;
             }
-            base = base.substring(0, m.start());
+            base = base.substring(0, cut);
             add(out, base);
         }
+    }
+
+    /**
+     * Where a trailing version ({@code [._-]?[0-9]+} at the end) starts, or -1 when there is none. Hand-written
+     * rather than a regular expression, whose backtracking would be quadratic on a long run of digits.
+     */
+    private static int versionStart(String s) {
+        int k = s.length();
+        while (k > 0 && s.charAt(k - 1) >= '0' && s.charAt(k - 1) <= '9') {
+            k--;
+        }
+        if (k == s.length()) {
+            return -1;
+        }
+        if (k > 0 && (s.charAt(k - 1) == '.' || s.charAt(k - 1) == '_' || s.charAt(k - 1) == '-')) {
+            k--;
+        }
+        return k;
     }
 
     /**

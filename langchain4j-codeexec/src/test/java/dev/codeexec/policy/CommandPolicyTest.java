@@ -191,6 +191,16 @@ class CommandPolicyTest {
         assertThat(CommandNames.candidates(name)).contains(expected);
     }
 
+    @Test
+    void should_match_long_names_without_backtracking_when_they_are_mostly_digits() {
+        String name = "1".repeat(CommandPolicy.MAX_COMMAND_BYTES - 10) + "x";
+
+        assertThat(CommandNames.candidates(name)).containsExactly(name);
+        assertThat(CommandNames.candidates("tool" + "1".repeat(5000))).containsExactly("tool" + "1".repeat(5000),
+                "tool");
+        assertThatThrownBy(() -> allow("ls").check(name)).hasMessageContaining("not in the policy's allow list");
+    }
+
     // ---------------------------------------------------------------- own cases
 
     @ParameterizedTest(name = "[{index}] {0}")
