@@ -128,8 +128,15 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         for (InputSpec in : inputs) {
             String from = in.from().strip();
             if (ArtifactRef.isArtifactRef(from)) {
-                ArtifactRef ref = ArtifactRef.parse(from);
-                Artifact art = requireArtifacts().load(ref);
+                Artifact art;
+                ArtifactRef ref;
+                try {
+                    ref = ArtifactRef.parse(from);
+                    art = requireArtifacts().load(ref);
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidSpecException("input '" + from + "' is not a valid artifact reference: "
+                            + e.getMessage());
+                }
                 String dest = destination(in, lastSegment(ref.name()));
                 requireWrite(a, dest);
                 r.resolve(dest);
@@ -198,7 +205,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
             }
             List<FileRef> saved = new ArrayList<>();
             for (FileRef f : files) {
-                ArtifactRef ref = store.save(s.namePrefix() + f.name(), f.content(), f.mimeType());
+                ArtifactRef ref = saveArtifact(store, s.namePrefix() + artifactName(f.name()), f);
                 saved.add(f.withSavedAs(ref.toString()));
             }
             files = saved;
@@ -271,6 +278,22 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                     + "artifact:// inputs and saved outputs need one (builder().artifactService(...))");
         }
         return artifacts;
+    }
+
+    /**
+     * An artifact name for a workspace path: characters outside the artifact name rules ({@code [A-Za-z0-9._-]} per
+     * segment) become {@code _}, so {@code out/q1 report.md} is saved as {@code out/q1_report.md}.
+     */
+    static String artifactName(String workspacePath) {
+        return workspacePath.replaceAll("[^A-Za-z0-9._/-]", "_");
+    }
+
+    private static ArtifactRef saveArtifact(ArtifactService store, String name, FileRef f) {
+        try {
+            return store.save(name, f.content(), f.mimeType());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSpecException("cannot save '" + f.name() + "' as an artifact: " + e.getMessage());
+        }
     }
 
     private Path requireUnderInputRoot(Path hostSource) {
