@@ -51,6 +51,14 @@ provision_jupyter() {
   apt_install python3-ipykernel || true
 }
 
+# The Debian archive apt uses here (debootstrap must use the same one: no other host may be reachable).
+debian_mirror() {
+  local m
+  m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    | grep -v '^#' | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ')
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
 # The container backend: a running Docker engine and a locally built Python image (no registry is reachable).
 CODEEXEC_TEST_IMAGE=${CODEEXEC_TEST_IMAGE:-codeexec-python:bookworm}
 provision_docker() {
@@ -69,8 +77,7 @@ provision_docker() {
   fi
   if ! docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1; then
     local mirror rootfs
-    mirror=$(grep -rhoE 'https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -n 1)
-    mirror=${mirror:-http://deb.debian.org/debian}
+    mirror=$(debian_mirror)
     rootfs=$(mktemp -d)
     echo "provision: building $CODEEXEC_TEST_IMAGE from Debian packages ($mirror)"
     if debootstrap --variant=minbase --include=python3-minimal bookworm "$rootfs" "$mirror" >/dev/null 2>&1; then

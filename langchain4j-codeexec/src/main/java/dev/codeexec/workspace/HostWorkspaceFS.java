@@ -50,6 +50,12 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     /** {@value} bytes: most of one file {@link #collect} reads. */
     public static final int COLLECT_MAX_FILE_BYTES = 4 << 20;
 
+    /** {@value}: most files {@link #collect} returns; it also stops at 64 MiB in total. */
+    public static final int COLLECT_MAX_FILES = 1000;
+
+    /** {@value} bytes: the largest window {@link #readFile} returns (16 MiB), whatever is asked. */
+    public static final int READ_MAX_BYTES = 16 << 20;
+
     /** {@value}: most entries a listing or a glob walk visits, so a huge tree cannot exhaust memory. */
     public static final int MAX_WALK_ENTRIES = 100_000;
 
@@ -90,8 +96,8 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         // Validate every path before writing any, so one bad path writes nothing.
         for (PutFile f : files) {
             String norm = PathResolver.normalize(f.path());
-            r.resolve(norm);
             requireWrite(a, norm);
+            checkWritable(r, norm);
         }
         for (PutFile f : files) {
             writeAtomically(r, f.path(), f.content(), f.mode());
@@ -109,13 +115,10 @@ public final class HostWorkspaceFS implements WorkspaceFS {
 
     @Override
     public List<FileRef> collect(Workspace ws, List<String> globs) {
-        PathResolver r = resolver(ws);
-        PathAccess a = access.apply(ws);
-        List<FileRef> out = new ArrayList<>();
-        for (String rel : match(r, a, globs).keySet()) {
-            out.add(read(r, rel, 0, COLLECT_MAX_FILE_BYTES, true));
-        }
-        return out;
+        // The same walk and limits as collectOutputs, so memory is bounded here too.
+        return collectOutputs(ws, OutputSpec.builder().globs(globs).maxFiles(COLLECT_MAX_FILES)
+                .maxFileBytes(COLLECT_MAX_FILE_BYTES).maxTotalBytes(OutputSpec.DEFAULT_MAX_TOTAL_BYTES).build())
+                .files();
     }
 
     @Override
@@ -148,12 +151,17 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                 Path source = r.resolveExisting(src);
                 String dest = destination(in, lastSegment(src));
                 requireWrite(a, dest);
-                r.resolve(dest);
+                requireOutside(source, r.resolve(dest), dest);
                 actions.add(() -> copyIntoWorkspace(r, source, dest, false));
                 staged.add(new StagedInput(from, dest, null, sizeOf(source)));
             } else if (from.startsWith("host://") || from.startsWith("/")) {
-                Path source = requireUnderInputRoot(Path.of(from.startsWith("host://")
-                        ? from.substring("host://".length()) : from));
+                String hostPath = from.startsWith("host://") ? from.substring("host://".length()) : from;
+                if (!hostPath.startsWith("/") || hostPath.indexOf('\0') >= 0) {
+                    // A relative path would be resolved against the JVM's working directory.
+                    throw new InvalidSpecException("input '" + from + "' must name an absolute host path, "
+                            + "such as host:///data/file.csv");
+                }
+                Path source = requireUnderInputRoot(Path.of(hostPath));
                 String dest = destination(in, source.getFileName().toString());
                 requireWrite(a, dest);
                 r.resolve(dest);
@@ -188,7 +196,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                 break;
             }
             int window = (int) Math.min(Math.min(s.maxFileBytes(), remaining), Integer.MAX_VALUE - 16);
-            FileRef f = read(r, e.getKey(), 0, window, true);
+            FileRef f = readAt(r.resolve(e.getKey()), e.getKey(), 0, window);
             if (f.truncated()) {
                 hit.add(f.sizeBytes() > s.maxFileBytes() ? OutputLimit.MAX_FILE_BYTES : OutputLimit.MAX_TOTAL_BYTES);
             }
@@ -224,12 +232,17 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         if (maxBytes < 0) {
             throw new InvalidSpecException("maxBytes (" + maxBytes + ") must not be negative");
         }
+        maxBytes = Math.min(maxBytes, READ_MAX_BYTES);
         PathResolver r = resolver(ws);
         String norm = PathResolver.normalize(path);
         requireRead(access.apply(ws), norm);
         Path p = r.resolveExisting(norm);
         if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
             throw new InvalidSpecException("'" + norm + "' is a directory; list it instead");
+        }
+        if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+            // Opening a FIFO would block until a writer appears; devices and sockets are not files to read either.
+            throw new InvalidSpecException("'" + norm + "' is not a regular file");
         }
         return readAt(p, norm, offset, maxBytes);
     }
@@ -335,6 +348,29 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         }
     }
 
+    /**
+     * Checks, without creating anything, what {@link PathResolver#resolveForWrite} will check: the target is not the
+     * root or a directory, no parent escapes, and the nearest existing parent is a directory. A link at the target
+     * itself is fine: the write replaces it.
+     */
+    private static void checkWritable(PathResolver r, String norm) {
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("cannot write to the workspace root itself; name a file");
+        }
+        int slash = norm.lastIndexOf('/');
+        Path parent = r.resolve(slash < 0 ? "." : norm.substring(0, slash));
+        if (Files.isDirectory(parent.resolve(norm.substring(slash + 1)), LinkOption.NOFOLLOW_LINKS)) {
+            throw new InvalidSpecException("'" + norm + "' is a directory");
+        }
+        Path existing = parent;
+        while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+            existing = existing.getParent();
+        }
+        if (!Files.isDirectory(existing, LinkOption.NOFOLLOW_LINKS)) {
+            throw new InvalidSpecException("'" + r.relativize(existing) + "' is not a directory");
+        }
+    }
+
     private static void writeAtomically(PathResolver r, String rel, byte[] content, int mode) {
         Path target = r.resolveForWrite(rel);
         Path tmp = null;
@@ -361,7 +397,15 @@ public final class HostWorkspaceFS implements WorkspaceFS {
 
     /** Copies a host file or tree to {@code dest} via a hidden temporary sibling, so a failure leaves nothing. */
     private static void copyIntoWorkspace(PathResolver r, Path source, String dest, boolean readOnly) {
-        Path target = r.resolveForWrite(dest);
+        String norm = PathResolver.normalize(dest);
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("cannot stage onto the workspace root itself; name a destination");
+        }
+        // Not resolveForWrite: an existing directory at the destination is replaced (restaging a skill, say).
+        int slash = norm.lastIndexOf('/');
+        Path target = (slash < 0 ? r.root() : r.ensureDirectory(norm.substring(0, slash)))
+                .resolve(norm.substring(slash + 1));
+        requireOutside(source, target, norm);
         Path tmp = target.resolveSibling(".stage-" + Long.toHexString(System.nanoTime()) + "-"
                 + target.getFileName());
         try {
@@ -376,6 +420,13 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         } catch (IOException e) {
             FileTrees.deleteTree(tmp);
             throw new CodeExecException("could not stage into '" + dest + "': " + e.getClass().getSimpleName(), e);
+        }
+    }
+
+    /** A tree copied into itself would grow until a path got too long. */
+    private static void requireOutside(Path source, Path target, String dest) {
+        if (target.toAbsolutePath().normalize().startsWith(source)) {
+            throw new InvalidSpecException("cannot stage into '" + dest + "': it lies inside the source being copied");
         }
     }
 
@@ -398,11 +449,6 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         } catch (IOException e) {
             return 0;
         }
-    }
-
-    private FileRef read(PathResolver r, String rel, long offset, int maxBytes, boolean contentRequired) {
-        Path p = r.resolve(rel);
-        return readAt(p, rel, offset, maxBytes);
     }
 
     /** Reads a window without following a link at the last component. */
@@ -475,6 +521,9 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                 public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
                     String rel = r.relativize(d);
                     if (!d.equals(dir)) {
+                        if (d.getFileName().toString().startsWith(".stage-")) {
+                            return FileVisitResult.SKIP_SUBTREE; // a directory being staged, not yet in place
+                        }
                         if (!a.canRead(rel)) {
                             return FileVisitResult.SKIP_SUBTREE;
                         }
