@@ -2,6 +2,8 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.policy.CommandPolicy;
+import dev.codeexec.policy.EnvironmentScrubber;
 import dev.langchain4j.code.CodeExecutionEngine;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.StreamingChatModel;
@@ -65,6 +67,9 @@ public final class CodeExecution implements AutoCloseable {
      */
     public static final String FILE_NAMES_ATTRIBUTE = AttachmentStager.NAMES_ATTRIBUTE;
 
+    /** {@value}: the {@code PATH} on which policy runs resolve command names, unless configured otherwise. */
+    public static final String DEFAULT_POLICY_PATH = "/usr/local/bin:/usr/bin:/bin";
+
     /** {@value} seconds: the time limit of a command when the model gives none. */
     public static final int DEFAULT_TIMEOUT_SECONDS = 60;
     /** {@value} seconds: the longest time limit a model may ask for; also the life of a background session. */
@@ -127,8 +132,11 @@ public final class CodeExecution implements AutoCloseable {
                 b.reportChangedFiles == null || b.reportChangedFiles, d.sessionYield(), d.sessionTtl(),
                 b.idleTtlSet ? b.workspaceIdleTtl : d.workspaceIdleTtl(), names,
                 b.tools == null ? d.enabled() : b.tools);
-        this.policy = b.commandGate != null;
-        this.runtime = new ToolRuntime(engine, b.artifactService, b.commandGate, s);
+        CommandGate gate = b.commandPolicy == null || !b.commandPolicy.isEnforcing() ? null
+                : new CommandGate(b.commandPolicy, b.environmentScrubber != null ? b.environmentScrubber
+                        : EnvironmentScrubber.defaults(), b.policyPath != null ? b.policyPath : DEFAULT_POLICY_PATH);
+        this.policy = gate != null;
+        this.runtime = new ToolRuntime(engine, b.artifactService, gate, s);
         this.codeBlockMode = Boolean.FALSE.equals(b.autoExecute) ? CodeBlockMode.OFF
                 : b.codeBlockMode != null ? b.codeBlockMode : CodeBlockMode.RESULT_TO_MODEL;
         this.maxCodeBlockRunsPerTurn = b.maxCodeBlockRunsPerTurn != null ? b.maxCodeBlockRunsPerTurn
@@ -296,7 +304,9 @@ public final class CodeExecution implements AutoCloseable {
 
         private Engine engine;
         private ArtifactService artifactService;
-        private CommandGate commandGate;
+        private CommandPolicy commandPolicy;
+        private EnvironmentScrubber environmentScrubber;
+        private String policyPath;
         private Boolean autoExecute;
         private CodeBlockMode codeBlockMode;
         private Integer maxCodeBlockRunsPerTurn;
@@ -334,9 +344,34 @@ public final class CodeExecution implements AutoCloseable {
             return this;
         }
 
-        /** Package-private until the command policy lands: how commands are checked. */
-        Builder commandGate(CommandGate gate) {
-            this.commandGate = gate;
+        /**
+         * Checks every {@code workspace_exec} command (and the interpreter of every {@code execute_code} snippet)
+         * against a command policy. Policy runs start from a clean environment with the model's variables scrubbed,
+         * and are refused on engines that cannot provide a clean environment. Default: none ({@code null} or
+         * {@link CommandPolicy#permissive()}), commands run with a full shell. A policy is not a sandbox: see
+         * {@link CommandPolicy}.
+         */
+        public Builder commandPolicy(CommandPolicy policy) {
+            this.commandPolicy = policy;
+            return this;
+        }
+
+        /** Which variables a policy run keeps from the model's {@code env}; default {@link EnvironmentScrubber#defaults()}. */
+        public Builder environmentScrubber(EnvironmentScrubber scrubber) {
+            this.environmentScrubber = Objects.requireNonNull(scrubber, "scrubber");
+            return this;
+        }
+
+        /**
+         * The {@code PATH} on which policy runs resolve command names to absolute paths (on engines that run programs
+         * on this host's file system); default {@value CodeExecution#DEFAULT_POLICY_PATH}, the clean {@code PATH} of the
+         * local engine.
+         */
+        public Builder policyPath(String path) {
+            if (path == null || path.isBlank()) {
+                throw new IllegalArgumentException("policyPath must not be blank");
+            }
+            this.policyPath = path;
             return this;
         }
 

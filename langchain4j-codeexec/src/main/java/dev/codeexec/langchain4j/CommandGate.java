@@ -1,20 +1,57 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.Isolation;
+import dev.codeexec.policy.CommandPolicy;
+import dev.codeexec.policy.EnvironmentScrubber;
+import dev.codeexec.policy.ParsedCommand;
 import java.util.Map;
 
 /**
- * The tools' view of a command policy: checks a command line and scrubs the environment a policy run gets. The
- * policy's own parser decides; this interface only keeps the tools independent of how it is configured.
+ * How the tools apply a {@link CommandPolicy}: check the line, pin each command to the executable it will run, render
+ * the checked argv for {@code sh -c}, and scrub the variables the model passed.
+ *
+ * <p>Why running the result with {@code sh -c} is no policy hole: the parser accepts only words, quotes and the
+ * operators {@code | && || ;}, so nothing in the line expands; {@link ParsedCommand#toShellScript()} then single-quotes
+ * every word, so the shell sees exactly the argv lists the policy checked, joined by the operators it checked. The
+ * shell starts from a clean environment (no {@code ENV}, {@code BASH_ENV}, exported functions or aliases) and reads no
+ * startup file, and shells, wrappers and re-executing builtins are denied as command names. Command names are
+ * resolved to absolute paths on the run's {@code PATH} before rendering, so a file the model plants later on that
+ * {@code PATH} cannot stand in for an allowed name. The shell is only the pipe fitter.
  */
-interface CommandGate {
+final class CommandGate {
+
+    private final CommandPolicy policy;
+    private final EnvironmentScrubber scrubber;
+    private final String path;
 
     /**
-     * Checks {@code commandLine} against the policy and returns the line to run with {@code bash -c}.
+     * @param path the {@code PATH} of a clean run, used to pin command names on backends that run programs on this
+     *             host's file system
+     */
+    CommandGate(CommandPolicy policy, EnvironmentScrubber scrubber, String path) {
+        this.policy = policy;
+        this.scrubber = scrubber;
+        this.path = path;
+    }
+
+    /**
+     * The {@code sh -c} script for {@code commandLine}.
      *
      * @throws dev.codeexec.engine.PolicyViolationException when the policy refuses it; the message says why
      */
-    String check(String commandLine);
+    String check(Engine engine, String commandLine) {
+        ParsedCommand parsed = policy.check(commandLine);
+        Isolation isolation = engine.describe().isolation();
+        if (isolation == Isolation.NONE || isolation == Isolation.OS_SANDBOX) {
+            // These backends run programs on this host's file system, so the lookup here is the lookup there.
+            parsed = parsed.resolveExecutables(path);
+        }
+        return parsed.toShellScript();
+    }
 
     /** The variables of {@code env} a policy run may receive (drops PATH, LD_PRELOAD, BASH_ENV and the like). */
-    Map<String, String> scrubEnv(Map<String, String> env);
+    Map<String, String> scrubEnv(Map<String, String> env) {
+        return scrubber.scrub(env);
+    }
 }

@@ -356,11 +356,8 @@ final class ToolRuntime implements AutoCloseable {
      * environment, refused on engines that cannot provide one), else run as given with the engine's clean environment
      * unless the application asked to inherit its own.
      *
-     * <p>Why {@code bash -c} is safe in policy mode: the policy's parser accepts only a subset with no expansion of
-     * any kind (no {@code $}, backticks, globs, braces, redirections, here-documents or subshells) and returns the line
-     * to run; bash is started non-interactively from a clean environment (no {@code BASH_ENV}, {@code ENV}, exported
-     * functions or aliases) so it reads no startup file, and every program name is checked by the policy, with shell
-     * wrappers and re-executing builtins denied outright. What the parser approved is therefore what bash executes.
+     * <p>In policy mode the checked line runs as {@code sh -c} of the policy's rendering; {@link CommandGate}
+     * explains why that shell is no way around the policy.
      */
     RunProgramSpec commandSpec(Engine engine, String command, Map<String, String> env, String cwd, String stdin,
                                Duration timeout) {
@@ -369,12 +366,13 @@ final class ToolRuntime implements AutoCloseable {
         boolean cleanEnv = !settings.inheritEnvironment() && engine.describe().supportsCleanEnv();
         if (gate != null) {
             requireCleanEnv(engine);
-            line = gate.check(command);
+            line = gate.check(engine, command);
             runEnv = gate.scrubEnv(runEnv);
             cleanEnv = true;
         }
-        return RunProgramSpec.shell(line).env(runEnv).cleanEnv(cleanEnv).cwd(cwd).stdin(stdin).timeout(timeout)
-                .build();
+        RunProgramSpec.Builder spec = gate != null ? RunProgramSpec.builder("sh").args("-c", line)
+                : RunProgramSpec.shell(line);
+        return spec.env(runEnv).cleanEnv(cleanEnv).cwd(cwd).stdin(stdin).timeout(timeout).build();
     }
 
     private ToolResult startSession(Target t, Workspace ws, InteractiveProgramRunner runner, RunProgramSpec spec,
@@ -612,16 +610,17 @@ final class ToolRuntime implements AutoCloseable {
             CodeLanguage lang = CodeLanguage.forTag(language).orElseThrow(() -> new Refusal("policy",
                     "refused by policy: with a command policy only python and bash code can run, not "
                             + ToolArguments.echo(language) + ". Nothing was run."));
-            // The interpreter must pass the same policy as a command would; bash never does (built-in deny).
-            gate.check(lang.interpreter() + " " + scriptName(lang));
-            return inWorkspace(t, true, ws -> runScript(t, ws, lang, code, timeout));
+            // The snippet runs as a command would, through the same policy: bash never passes (built-in deny),
+            // python only where the policy allows it.
+            String script = gate.check(t.engine, lang.interpreter() + " ../runs/" + scriptName(lang));
+            return inWorkspace(t, true, ws -> runScript(t, ws, lang, code, timeout, script));
         }
         Optional<CodeLanguage> plain = CodeLanguage.forTag(language);
         if (plain.isPresent() && usesDefaultCodeExecution(t.engine) && !settings.inheritEnvironment()
                 && t.engine.describe().supportsCleanEnv()) {
             // The engine's default block runner inherits its base environment; snippets get the same clean
             // environment as workspace_exec commands, so they run here as a script file instead.
-            return inWorkspace(t, true, ws -> runScript(t, ws, plain.get(), code, timeout));
+            return inWorkspace(t, true, ws -> runScript(t, ws, plain.get(), code, timeout, null));
         }
         return inWorkspace(t, ws -> {
             Map<String, Long> before = listingBefore(t, ws);
@@ -654,13 +653,15 @@ final class ToolRuntime implements AutoCloseable {
      * environment. The script file goes to {@code runs/}, the folder for per-run helper files, so it neither clutters
      * {@code work/} nor shows up as a changed file.
      */
-    private ToolResult runScript(Target t, Workspace ws, CodeLanguage lang, String code, Duration timeout) {
+    private ToolResult runScript(Target t, Workspace ws, CodeLanguage lang, String code, Duration timeout,
+                                 String policyScript) {
         Map<String, Long> before = listingBefore(t, ws);
         String file = scriptName(lang);
         t.engine.fs().putFiles(ws, List.of(PutFile.of("runs/" + file, code.getBytes(StandardCharsets.UTF_8),
                 lang.fileMode())));
-        RunResult r = t.engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter())
-                .args("../runs/" + file).cwd("work").cleanEnv(true).timeout(timeout).build());
+        RunProgramSpec.Builder spec = policyScript != null ? RunProgramSpec.builder("sh").args("-c", policyScript)
+                : RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file);
+        RunResult r = t.engine.runner().runProgram(ws, spec.cwd("work").cleanEnv(true).timeout(timeout).build());
         ChangedFiles changed = changedSince(t, ws, before);
         return ToolResult.ok(ResultText.run(r, settings.maxOutputBytes(), changed), runAttributes(r.exitCode(),
                 r.timedOut(), r.truncated(), r.duration(), changed));

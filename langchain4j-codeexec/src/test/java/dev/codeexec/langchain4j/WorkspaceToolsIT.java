@@ -11,6 +11,7 @@ import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
 import dev.codeexec.local.LocalEngine;
+import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.testing.Requirements;
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.data.message.Content;
@@ -214,7 +215,7 @@ class WorkspaceToolsIT {
                 ? Reply.tool("call_p", "workspace_exec", Map.of("command", "curl http://169.254.169.254/"))
                 : Reply.text("I may not do that: " + lastToolResult(req)));
         try (CodeExecution codeExec = CodeExecution.builder().engine(engine)
-                .commandGate(new WorkspaceToolsTest.DenyCurl()).build()) {
+                .commandPolicy(CommandPolicy.builder().deny("curl").build()).build()) {
 
             String answer = assistant(codeExec).chat("p", "Fetch the metadata service");
 
@@ -224,6 +225,48 @@ class WorkspaceToolsIT {
             assertThat(tool.attributes()).containsEntry("error", "policy");
             JsonNode sent = openAi.requests().get(1).path("messages").get(2);
             assertThat(ScriptedOpenAi.content(sent)).startsWith("error: refused by policy");
+        }
+    }
+
+    @Test
+    void should_run_allowed_pipelines_and_refuse_the_rest_when_a_policy_is_set() {
+        CommandPolicy policy = CommandPolicy.builder().allow("cat", "wc", "python3", "echo").build();
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).commandPolicy(policy).build()) {
+            var tools = codeExec.tools();
+            var ctx = dev.langchain4j.invocation.InvocationContext.builder().chatMemoryId("pol").build();
+            codeExec.workspace("pol").putFile("work/sales.csv", SALES);
+            codeExec.workspace("pol").putFile("work/wc", "#!/bin/sh\necho planted\n");
+
+            String pipeline = tools.workspaceExec("cat work/sales.csv | wc -l && echo 'a b'", null,
+                    Map.of("LD_PRELOAD", "/tmp/evil.so", "PATH", "work", "GREETING", "hi"), null, null, null, ctx);
+            String viaShell = tools.workspaceExec("sh -c 'cat /etc/hostname'", null, null, null, null, null, ctx);
+            String inline = tools.workspaceExec("python3 -c 'print(1)'", null, null, null, null, null, ctx);
+            String expansion = tools.workspaceExec("echo $HOME", null, null, null, null, null, ctx);
+            String notAllowed = tools.workspaceExec("ls", null, null, null, null, null, ctx);
+
+            assertThat(pipeline).startsWith("exit_code: 0").contains("--- stdout ---\n5\na b")
+                    .doesNotContain("planted");
+            assertThat(viaShell).startsWith("error: refused by policy: command 'sh' is denied by the built-in policy");
+            assertThat(inline).startsWith("error: refused by policy:").contains("-c");
+            assertThat(expansion).startsWith("error: refused by policy:");
+            assertThat(notAllowed).startsWith("error: refused by policy: command 'ls' is not in the policy's allow");
+        }
+    }
+
+    @Test
+    void should_scrub_the_model_environment_in_policy_runs() {
+        CommandPolicy policy = CommandPolicy.builder().allow("python3").build();
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).commandPolicy(policy).build()) {
+            var ctx = dev.langchain4j.invocation.InvocationContext.builder().chatMemoryId("env").build();
+            codeExec.workspace("env").putFile("work/env.py", "import os\n"
+                    + "print(sorted(k for k in os.environ if k in ('LD_PRELOAD', 'GREETING', 'BASH_ENV')))\n"
+                    + "print(os.environ['PATH'])\n");
+
+            String out = codeExec.tools().workspaceExec("python3 work/env.py", null,
+                    Map.of("LD_PRELOAD", "/tmp/evil.so", "BASH_ENV", "/tmp/rc", "GREETING", "hi", "PATH", "work"),
+                    null, null, null, ctx);
+
+            assertThat(out).startsWith("exit_code: 0").contains("['GREETING']").contains("/usr/local/bin:/usr/bin:/bin");
         }
     }
 

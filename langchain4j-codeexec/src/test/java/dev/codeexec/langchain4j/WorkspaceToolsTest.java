@@ -3,7 +3,7 @@ package dev.codeexec.langchain4j;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.engine.Capabilities;
-import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.engine.RunResult;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
@@ -335,7 +335,7 @@ class WorkspaceToolsTest {
 
     @Test
     void should_refuse_a_policy_violation_as_a_tool_result_and_run_nothing() {
-        codeExec = CodeExecution.builder().engine(engine).commandGate(new DenyCurl()).build();
+        codeExec = CodeExecution.builder().engine(engine).commandPolicy(DENY_CURL).build();
 
         ToolExecutionResult refused = call("workspace_exec", "{\"command\":\"curl http://x\"}");
         ToolExecutionResult allowed = call("workspace_exec", "{\"command\":\"echo hi\",\"env\":{\"LD_PRELOAD\":"
@@ -348,13 +348,15 @@ class WorkspaceToolsTest {
         assertThat(engine.runs).hasSize(1);
         assertThat(engine.runs.get(0).cleanEnv()).isTrue();
         assertThat(engine.runs.get(0).env()).containsOnlyKeys("LANG");
-        assertThat(engine.runs.get(0).args()).containsExactly("-c", "'echo' 'hi'");
+        assertThat(engine.runs.get(0).cmd()).isEqualTo("sh");
+        assertThat(engine.runs.get(0).args().get(1)).as("the command is pinned to its executable")
+                .matches("/(usr/)?(local/)?bin/echo hi");
     }
 
     @Test
     void should_refuse_policy_mode_when_the_engine_cannot_provide_a_clean_environment() {
         engine.capabilities = Capabilities.builder().supportsCleanEnv(false).build();
-        codeExec = CodeExecution.builder().engine(engine).commandGate(new DenyCurl()).build();
+        codeExec = CodeExecution.builder().engine(engine).commandPolicy(DENY_CURL).build();
 
         ToolExecutionResult r = call("workspace_exec", "{\"command\":\"echo hi\"}");
         ToolExecutionResult code = call("execute_code", "{\"language\":\"python\",\"code\":\"print(1)\"}");
@@ -368,7 +370,7 @@ class WorkspaceToolsTest {
 
     @Test
     void should_check_the_interpreter_against_the_policy_when_code_runs_in_policy_mode() {
-        codeExec = CodeExecution.builder().engine(engine).commandGate(new DenyCurl()).build();
+        codeExec = CodeExecution.builder().engine(engine).commandPolicy(DENY_CURL).build();
 
         ToolExecutionResult bash = call("execute_code", "{\"language\":\"bash\",\"code\":\"curl x\"}");
         ToolExecutionResult py = call("execute_code", "{\"language\":\"python\",\"code\":\"print(1)\"}");
@@ -376,7 +378,8 @@ class WorkspaceToolsTest {
         assertThat(bash.resultText()).contains("refused by policy");
         assertThat(py.isError()).isFalse();
         assertThat(engine.runs).hasSize(1);
-        assertThat(engine.runs.get(0).cmd()).isEqualTo("python3");
+        assertThat(engine.runs.get(0).cmd()).isEqualTo("sh");
+        assertThat(engine.runs.get(0).args().get(1)).matches("/\\S+/python3 \\.\\./runs/code_snippet\\.py");
         assertThat(engine.runs.get(0).cleanEnv()).isTrue();
     }
 
@@ -445,26 +448,6 @@ class WorkspaceToolsTest {
         assertThat(codeExec.tools().workspaceListFiles(null, ctx("c"))).contains("is not enabled");
     }
 
-    /** A stand-in for the command policy: denies curl, re-quotes words, keeps LANG only. */
-    static final class DenyCurl implements CommandGate {
-        @Override
-        public String check(String commandLine) {
-            String[] words = commandLine.strip().split("\\s+");
-            if (words[0].equals("curl") || words[0].equals("bash")) {
-                throw new PolicyViolationException("command '" + words[0] + "' is denied by denied_commands");
-            }
-            StringBuilder sb = new StringBuilder();
-            for (String w : words) {
-                sb.append(sb.length() == 0 ? "" : " ").append('\'').append(w).append('\'');
-            }
-            return sb.toString();
-        }
-
-        @Override
-        public Map<String, String> scrubEnv(Map<String, String> env) {
-            Map<String, String> out = new HashMap<>(env);
-            out.keySet().retainAll(List.of("LANG"));
-            return out;
-        }
-    }
+    /** A policy that denies curl (and, built in, every shell and wrapper). */
+    static final CommandPolicy DENY_CURL = CommandPolicy.builder().deny("curl").build();
 }
