@@ -19,7 +19,9 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The rule shared by the sync and streaming decorators: a final answer that is exactly one runnable fenced block
@@ -40,11 +42,16 @@ final class CodeBlockPromotion {
     private final CodeBlockMode mode;
     private final String toolName;
     private final int maxRunsPerTurn;
+    private final Set<String> languages;
 
-    CodeBlockPromotion(CodeBlockMode mode, String toolName, int maxRunsPerTurn) {
+    /**
+     * @param languages the fence tags to run (lower case); a lone block in any other language passes through as text
+     */
+    CodeBlockPromotion(CodeBlockMode mode, String toolName, int maxRunsPerTurn, Set<String> languages) {
         this.mode = mode;
         this.toolName = toolName;
         this.maxRunsPerTurn = maxRunsPerTurn;
+        this.languages = Set.copyOf(languages);
     }
 
     CodeBlockMode mode() {
@@ -68,7 +75,9 @@ final class CodeBlockPromotion {
         if (message == null || message.hasToolExecutionRequests()) {
             return Optional.empty();
         }
-        return CodeBlocks.lone(message.text(), null).map(this::call);
+        return CodeBlocks.lone(message.text(), null)
+                .filter(b -> languages.contains(b.language().toLowerCase(Locale.ROOT)))
+                .map(this::call);
     }
 
     ChatResponse promoted(ChatResponse original, ToolExecutionRequest call) {

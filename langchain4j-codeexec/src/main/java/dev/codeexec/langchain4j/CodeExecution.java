@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.CodeLanguage;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.policy.CommandPolicy;
@@ -15,6 +16,7 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -100,6 +102,7 @@ public final class CodeExecution implements AutoCloseable {
     private final ToolRuntime runtime;
     private final CodeBlockMode codeBlockMode;
     private final int maxCodeBlockRunsPerTurn;
+    private final Set<String> codeBlockLanguages;
     private final boolean policy;
     private final WorkspaceTools tools;
     private final WorkspaceToolProvider toolProvider;
@@ -145,6 +148,15 @@ public final class CodeExecution implements AutoCloseable {
             throw new IllegalArgumentException("maxCodeBlockRunsPerTurn (" + maxCodeBlockRunsPerTurn
                     + ") must be at least 1; use autoExecuteCodeBlocks(false) to switch the processor off");
         }
+        Set<String> langs = new HashSet<>();
+        if (b.codeBlockLanguages != null) {
+            b.codeBlockLanguages.forEach(l -> langs.add(l.strip().toLowerCase(Locale.ROOT)));
+        } else {
+            for (CodeLanguage l : CodeLanguage.values()) {
+                langs.addAll(l.tags());
+            }
+        }
+        this.codeBlockLanguages = Set.copyOf(langs);
         this.tools = new WorkspaceTools(runtime);
         this.toolProvider = new WorkspaceToolProvider(runtime, policy);
     }
@@ -192,7 +204,7 @@ public final class CodeExecution implements AutoCloseable {
 
     private CodeBlockPromotion promotion() {
         return new CodeBlockPromotion(codeBlockMode, runtime.settings().name(WorkspaceTool.EXECUTE_CODE),
-                maxCodeBlockRunsPerTurn);
+                maxCodeBlockRunsPerTurn, codeBlockLanguages);
     }
 
     /** What the response processor does; {@link CodeBlockMode#OFF} after {@code autoExecuteCodeBlocks(false)}. */
@@ -310,6 +322,7 @@ public final class CodeExecution implements AutoCloseable {
         private Boolean autoExecute;
         private CodeBlockMode codeBlockMode;
         private Integer maxCodeBlockRunsPerTurn;
+        private Set<String> codeBlockLanguages;
         private Duration defaultTimeout;
         private Duration maxTimeout;
         private Integer maxOutputBytes;
@@ -396,6 +409,20 @@ public final class CodeExecution implements AutoCloseable {
          */
         public Builder maxCodeBlockRunsPerTurn(int runs) {
             this.maxCodeBlockRunsPerTurn = runs;
+            return this;
+        }
+
+        /**
+         * The fence tags whose lone blocks the processor runs (case-insensitive). Default: the tags of
+         * {@link CodeLanguage} ({@code python py python3 bash sh shell}); add more for engines that run other
+         * languages. A lone block in any other language is returned as text.
+         */
+        public Builder codeBlockLanguages(String... tags) {
+            if (tags.length == 0) {
+                throw new IllegalArgumentException("codeBlockLanguages: give at least one tag, or switch the processor "
+                        + "off with autoExecuteCodeBlocks(false)");
+            }
+            this.codeBlockLanguages = Set.of(tags);
             return this;
         }
 

@@ -122,7 +122,13 @@ public final class WorkspaceIO {
         return runtime.withWorkspace(engine, key, ws -> engine.runner().runProgram(ws, spec));
     }
 
-    /** Runs a code block with the engine's code executor, as {@code execute_code} does without a policy. */
+    /**
+     * Runs a code block with the engine's own code executor ({@link Engine#executeCode}), under the engine's
+     * environment rules. Not checked by the command policy: for code the application chose. (The model's
+     * {@code execute_code} tool runs snippets with a clean environment instead.)
+     *
+     * @param timeout the time limit; null for the engine's default
+     */
     public CodeExecutionResult executeCode(CodeBlock block, Duration timeout) {
         Objects.requireNonNull(block, "block");
         return runtime.withWorkspace(engine, key, ws -> engine.executeCode(ws,
