@@ -544,21 +544,21 @@ final class ToolRuntime implements AutoCloseable {
                 return null;
             }
         }
-        FileRef f;
+        Whole f;
         try {
-            f = engine.fs().readFile(ws, path, 0, (int) Math.min(Integer.MAX_VALUE - 8, settings.maxWriteBytes()));
+            f = readWhole(engine, ws, path, settings.maxWriteBytes());
         } catch (InvalidSpecException e) {
             if (e instanceof PathEscapeException) {
                 throw e;
             }
             return null;
         }
-        if (f.truncated() || f.sizeBytes() > settings.maxWriteBytes()) {
+        if (f == null) {
             throw new Refusal("too_large", "cannot append: " + path + " would exceed the limit of "
                     + settings.maxWriteBytes() + " bytes per file written by this tool. Nothing was changed; "
                     + "append with a program run by " + settings.name(WorkspaceTool.EXEC) + " instead.");
         }
-        return f.content() == null ? new byte[0] : f.content();
+        return f.content();
     }
 
     private ToolResult listFiles(Target t, ToolArguments args) {
@@ -694,6 +694,43 @@ final class ToolRuntime implements AutoCloseable {
         });
     }
 
+    /** A whole file read through windows. */
+    record Whole(byte[] content, String mimeType) {
+    }
+
+    /** Window size for whole-file reads; engines cap a window (the host file system at 16 MiB). */
+    private static final int READ_CHUNK = 4 << 20;
+
+    /**
+     * Reads a whole file in windows, or returns null when it is larger than {@code max} bytes (checked before reading
+     * beyond the first window).
+     */
+    static Whole readWhole(Engine engine, Workspace ws, String path, long max) {
+        FileRef first = engine.fs().readFile(ws, path, 0, (int) Math.min(READ_CHUNK, max + 1));
+        if (first.sizeBytes() > max) {
+            return null;
+        }
+        byte[] head = first.content() == null ? new byte[0] : first.content();
+        if (!first.truncated()) {
+            return new Whole(head, first.mimeType());
+        }
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream((int) first.sizeBytes());
+        all.writeBytes(head);
+        long offset = head.length;
+        while (true) {
+            FileRef next = engine.fs().readFile(ws, path, offset, READ_CHUNK);
+            byte[] b = next.content() == null ? new byte[0] : next.content();
+            all.writeBytes(b);
+            offset += b.length;
+            if (offset > max) {
+                return null; // grew while being read
+            }
+            if (!next.truncated() || b.length == 0) {
+                return new Whole(all.toByteArray(), first.mimeType());
+            }
+        }
+    }
+
     /** A file saved as an artifact. */
     record SavedArtifact(ArtifactRef ref, long sizeBytes, String mimeType) {
     }
@@ -705,14 +742,14 @@ final class ToolRuntime implements AutoCloseable {
      */
     SavedArtifact saveArtifact(Engine engine, Workspace ws, ArtifactService service, String path, String name) {
         long max = settings.maxArtifactBytes();
-        FileRef f = engine.fs().readFile(ws, path, 0, (int) Math.min(Integer.MAX_VALUE - 8, max));
-        if (f.truncated() || f.sizeBytes() > max) {
-            throw new InvalidSpecException(path + " is " + f.sizeBytes() + " bytes; artifacts are limited to " + max
-                    + " bytes. Nothing was saved.");
+        Whole f = readWhole(engine, ws, path, max);
+        if (f == null) {
+            throw new InvalidSpecException(path + " is larger than the " + max + " bytes artifacts are limited to. "
+                    + "Nothing was saved.");
         }
         try {
-            ArtifactRef ref = service.save(name, f.content() == null ? new byte[0] : f.content(), f.mimeType());
-            return new SavedArtifact(ref, f.sizeBytes(), f.mimeType());
+            ArtifactRef ref = service.save(name, f.content(), f.mimeType());
+            return new SavedArtifact(ref, f.content().length, f.mimeType());
         } catch (IllegalArgumentException e) {
             throw new InvalidSpecException("artifact name " + ToolArguments.echo(name) + " is not valid ("
                     + e.getMessage() + "). Nothing was saved.");

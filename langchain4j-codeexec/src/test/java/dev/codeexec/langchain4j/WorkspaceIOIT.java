@@ -94,6 +94,30 @@ class WorkspaceIOIT {
     }
 
     @Test
+    void should_save_files_larger_than_one_read_window_and_refuse_files_over_the_limit() {
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).maxArtifactBytes(30L << 20).build()) {
+            WorkspaceIO io = codeExec.workspace("conv");
+            io.runCommand("head -c 20971520 /dev/urandom > out/big.bin && head -c 31457281 /dev/zero > out/huge.bin");
+
+            assertThat(io.saveArtifact("out/big.bin", null).toString()).isEqualTo("artifact://big.bin@1");
+            assertThat(artifacts.load("big.bin", 1).content()).isEqualTo(readAll(io, "out/big.bin", 20971520));
+            assertThatThrownBy(() -> io.saveArtifact("out/huge.bin", null)).isInstanceOf(InvalidSpecException.class)
+                    .hasMessageContaining("larger than the 31457280 bytes");
+        }
+    }
+
+    private static byte[] readAll(WorkspaceIO io, String path, int size) {
+        byte[] all = new byte[size];
+        int off = 0;
+        while (off < size) {
+            byte[] b = io.read(path, off, 1 << 20).content();
+            System.arraycopy(b, 0, all, off, b.length);
+            off += b.length;
+        }
+        return all;
+    }
+
+    @Test
     void should_apply_the_command_policy_to_run_command_but_not_to_trusted_specs() {
         try (CodeExecution codeExec = CodeExecution.builder().engine(engine)
                 .commandPolicy(CommandPolicy.allowing("echo")).build()) {
