@@ -541,7 +541,12 @@ public final class CodeExecution implements AutoCloseable {
             return this;
         }
 
-        /** Builds it. @throws NullPointerException when no engine was set */
+        /**
+         * Builds it.
+         *
+         * @throws NullPointerException     when no engine was set
+         * @throws IllegalArgumentException when a limit is not positive, or tool names collide
+         */
         public CodeExecution build() {
             return new CodeExecution(this);
         }
