@@ -6,7 +6,6 @@ import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.RunResult;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The compact text a model reads after a run. The first line always states the exit code, whether the run timed out
@@ -132,8 +131,11 @@ final class ResultText {
         return new String[] {wo.text(), we.text(), wo.cut() || we.cut() ? "cut" : null};
     }
 
+    /** {@code 1.23s}; rounded to hundredths (no Formatter: this runs on every call). */
     static String seconds(Duration d) {
-        return String.format(Locale.ROOT, "%.2fs", d.toNanos() / 1e9);
+        long centis = (d.toNanos() + 5_000_000L) / 10_000_000L;
+        long frac = centis % 100;
+        return (centis / 100) + "." + (frac < 10 ? "0" : "") + frac + "s";
     }
 
     private static String stripFinalNewline(String s) {
