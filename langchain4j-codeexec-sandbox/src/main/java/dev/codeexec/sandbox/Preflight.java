@@ -28,7 +28,8 @@ public final class Preflight {
 
     private static final Logger LOG = LoggerFactory.getLogger(Preflight.class);
 
-    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
+    /** How long a probe may take; tests shorten it. */
+    static volatile Duration probeTimeout = Duration.ofSeconds(10);
 
     /** Where to look for bubblewrap when no path is configured. */
     static final List<String> BWRAP_LOCATIONS = List.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap");
@@ -134,7 +135,7 @@ public final class Preflight {
                 seccomp, argv));
         RunResult r;
         try {
-            r = HostProcesses.run(new HostLaunch(launch, Map.of(), Path.of("/"), null, PROBE_TIMEOUT, 64 * 1024,
+            r = HostProcesses.run(new HostLaunch(launch, Map.of(), Path.of("/"), null, probeTimeout, 64 * 1024,
                     null));
         } catch (BackendUnavailableException e) {
             String m = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
@@ -146,7 +147,7 @@ public final class Preflight {
                     + e.getMessage(), e);
         }
         if (r.timedOut()) {
-            throw new TransientFailure("the probe sandbox did not finish within " + PROBE_TIMEOUT.toSeconds() + " s");
+            throw new TransientFailure("the probe sandbox did not finish within " + probeTimeout.toSeconds() + " s");
         }
         if (r.exitCode() == 0) {
             return null;
