@@ -52,7 +52,7 @@ public final class Preflight {
             if (!Files.isExecutable(configured)) {
                 throw new BackendUnavailableException("sandbox preflight failed: the configured bubblewrap '"
                         + configured + "' is not an executable file. Install bubblewrap (0.8.0 or newer; Debian/"
-                        + "Ubuntu: apt-get install bubblewrap, Fedora: dnf install bubblewrap) or fix the path.");
+                        + "Ubuntu: apt-get install bubblewrap, Fedora: dnf install bubblewrap) or fix the path. The engine never runs programs without the sandbox.");
             }
             return configured.toAbsolutePath().toString();
         }
