@@ -314,19 +314,54 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         return p.launch;
     }
 
+    /**
+     * Runs one program with an existing host directory as its workspace, for operators trying a policy (the CLI).
+     * The standard layout ({@code work/}, {@code out/}, …) is created in the directory; nothing is removed afterwards.
+     * The directory is bound like any workspace: writable under {@link PermissionProfile#workspaceWrite()},
+     * read-only under {@link PermissionProfile#readOnly()}.
+     *
+     * @throws PolicyViolationException when the directory is the host root, contains the sandbox root, or is hidden by
+     *                                  the profile
+     */
+    public RunResult runInDirectory(Path directory, RunProgramSpec spec, AdditionalPermissions extra) {
+        Path dir;
+        try {
+            dir = directory.toRealPath();
+        } catch (IOException e) {
+            throw new InvalidSpecException("workspace directory '" + directory + "' does not exist");
+        }
+        if (!Files.isDirectory(dir)) {
+            throw new InvalidSpecException("workspace directory '" + directory + "' is not a directory");
+        }
+        if (dir.getParent() == null || sandboxRoot.startsWith(dir)) {
+            throw new PolicyViolationException("workspace directory '" + directory + "' would expose the host root "
+                    + "or the sandbox root; choose a dedicated directory");
+        }
+        WorkspaceLayout.create(dir);
+        Prepared p = prepare(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra);
+        try {
+            return checkSetup(HostProcesses.run(p.launch));
+        } finally {
+            p.releaseCgroups();
+        }
+    }
+
     private Prepared prepare(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+        requireOpen();
+        PathResolver resolver = fs.resolver(ws);
+        return prepare(resolver, fs.readOnlyPaths(ws), spec, extra);
+    }
+
+    private Prepared prepare(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
+                             AdditionalPermissions extra) {
         requireOpen();
         ResourceLimits limits = merge(defaultLimits, spec.limits());
         capabilities.requireLimits(limits, "SandboxEngine on this host (" + limitsSupport() + ")");
         validateLimits(limits);
         PermissionProfile runProfile = extra.applyTo(profile);
-        if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED) {
-            Set<String> ro = fs.readOnlyPaths(ws);
-            if (!ro.isEmpty()) {
-                runProfile = runProfile.withReadPaths(ro.toArray(String[]::new));
-            }
+        if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
+            runProfile = runProfile.withReadPaths(readOnlyPaths.toArray(String[]::new));
         }
-        PathResolver resolver = fs.resolver(ws);
         Path root = resolver.root();
         String cwdRel = PathResolver.normalize(spec.cwd());
         Path cwd = resolver.resolveExisting(cwdRel);
@@ -349,6 +384,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
         SandboxLayout.Plan plan = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
                 ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories()) : null;
+        if (plan != null && !plan.visible(cwd.toString())) {
+            throw new PolicyViolationException("the working directory is hidden by the permission profile");
+        }
         String command = resolveCommand(spec.cmd(), env.get("PATH"), cwd, plan);
         List<String> programArgv = new ArrayList<>();
         programArgv.add(command);
