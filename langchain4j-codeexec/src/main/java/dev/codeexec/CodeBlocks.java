@@ -23,37 +23,19 @@ public final class CodeBlocks {
     private CodeBlocks() {
     }
 
-    /** Every fenced block in {@code text}, in order. Unterminated blocks are ignored. */
+    /**
+     * Every fenced block in {@code text}, in order. Unterminated blocks are ignored. Windows line endings ({@code \r\n})
+     * are read as {@code \n}, so code written by a model on any platform runs unchanged.
+     */
     public static List<CodeBlock> extract(String text, CodeBlockDelimiter delimiter) {
-        CodeBlockDelimiter d = CodeBlockDelimiter.orDefault(delimiter);
         List<CodeBlock> blocks = new ArrayList<>();
         if (text == null) {
             return blocks;
         }
-        int pos = 0;
-        while (true) {
-            int open = findAtLineStart(text, d.start(), pos);
-            if (open < 0) {
-                return blocks;
-            }
-            int infoStart = open + d.start().length();
-            int nl = text.indexOf('\n', infoStart);
-            if (nl < 0) {
-                return blocks;
-            }
-            String info = text.substring(infoStart, nl).strip();
-            int close = findClosing(text, d.end(), nl + 1);
-            if (close < 0) {
-                return blocks;
-            }
-            String code = text.substring(nl + 1, close);
-            if (code.endsWith("\n")) {
-                code = code.substring(0, code.length() - 1);
-            }
-            blocks.add(new CodeBlock(firstWord(info), code));
-            int afterClose = text.indexOf('\n', close);
-            pos = afterClose < 0 ? text.length() : afterClose + 1;
+        for (Found f : scan(normalizeLineEndings(text), CodeBlockDelimiter.orDefault(delimiter))) {
+            blocks.add(f.block());
         }
+        return blocks;
     }
 
     /** Every fenced block with the default backtick fences. */
@@ -71,21 +53,23 @@ public final class CodeBlocks {
             return Optional.empty();
         }
         CodeBlockDelimiter d = CodeBlockDelimiter.orDefault(delimiter);
-        String t = text.strip();
-        if (!t.startsWith(d.start()) || !t.endsWith(d.end()) || t.length() < d.start().length() + d.end().length()) {
+        String t = normalizeLineEndings(text).strip();
+        if (!t.startsWith(d.start())) {
             return Optional.empty();
         }
-        List<CodeBlock> blocks = extract(t, d);
-        if (blocks.size() != 1) {
+        List<Found> found = scan(t, d);
+        // The block must span the whole text: it opens at its start and nothing but whitespace follows its closing
+        // fence (a trailing fence that opens an unterminated second block counts as prose).
+        if (found.size() != 1 || found.get(0).start() != 0 || !t.substring(found.get(0).end()).isBlank()) {
             return Optional.empty();
         }
-        // The block must span the whole text: its closing fence is the text's last line.
-        int lastLine = t.lastIndexOf('\n');
-        if (lastLine < 0 || !t.substring(lastLine + 1).strip().equals(d.end())) {
-            return Optional.empty();
-        }
-        CodeBlock block = blocks.get(0);
+        CodeBlock block = found.get(0).block();
         return isRunnableTag(block.language()) ? Optional.of(block) : Optional.empty();
+    }
+
+    /** {@link #lone(String, CodeBlockDelimiter)} with the default backtick fences. */
+    public static Optional<CodeBlock> lone(String text) {
+        return lone(text, CodeBlockDelimiter.BACKTICKS);
     }
 
     /** True when a fence tag names a language that may be executed (non-empty and not data or prose). */
@@ -94,6 +78,42 @@ public final class CodeBlocks {
             return false;
         }
         return !NON_EXECUTABLE_TAGS.contains(tag.strip().toLowerCase(Locale.ROOT));
+    }
+
+    /** A block and where it lies: from its opening fence to just after its closing fence. */
+    private record Found(CodeBlock block, int start, int end) {
+    }
+
+    private static List<Found> scan(String text, CodeBlockDelimiter d) {
+        List<Found> found = new ArrayList<>();
+        int pos = 0;
+        while (true) {
+            int open = findAtLineStart(text, d.start(), pos);
+            if (open < 0) {
+                return found;
+            }
+            int infoStart = open + d.start().length();
+            int nl = text.indexOf('\n', infoStart);
+            if (nl < 0) {
+                return found;
+            }
+            String info = text.substring(infoStart, nl).strip();
+            int close = findClosing(text, d.end(), nl + 1);
+            if (close < 0) {
+                return found;
+            }
+            String code = text.substring(nl + 1, close);
+            if (code.endsWith("\n")) {
+                code = code.substring(0, code.length() - 1);
+            }
+            int afterClose = text.indexOf('\n', close);
+            pos = afterClose < 0 ? text.length() : afterClose + 1;
+            found.add(new Found(new CodeBlock(firstWord(info), code), open, close + d.end().length()));
+        }
+    }
+
+    private static String normalizeLineEndings(String text) {
+        return text.indexOf('\r') < 0 ? text : text.replace("\r\n", "\n");
     }
 
     private static int findAtLineStart(String text, String fence, int from) {

@@ -40,7 +40,7 @@ public record CodeExecutionResult(String output, List<FileRef> outputFiles, int 
                 sb.append(output.endsWith("\n") ? output : output + "\n");
             }
             if (!outputFiles.isEmpty()) {
-                sb.append("Saved output files:\n");
+                sb.append("Output files:\n");
                 sb.append(outputFiles.stream().map(f -> "- " + f.name() + " (" + f.sizeBytes() + " bytes)")
                         .collect(Collectors.joining("\n")));
                 sb.append('\n');

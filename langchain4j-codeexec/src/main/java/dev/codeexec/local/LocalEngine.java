@@ -242,7 +242,9 @@ public final class LocalEngine implements Engine, CodeExecutor {
                 }
             }
         }
-        throw new InvalidSpecException("command '" + cmd + "' was not found on the run's PATH (" + path + ")");
+        // The PATH itself is not quoted: it may come from the host's environment.
+        throw new InvalidSpecException("command '" + cmd + "' was not found on the run's PATH; give an absolute "
+                + "path, or set PATH in the run's environment");
     }
 
     /** Kills running sessions, removes every workspace, and the base directory when the engine created it. */

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * process of the run, including daemons that left their process group or session (see
  * {@link dev.codeexec.process.ProcessTreeKiller}). Chosen once per JVM by probing:
  * <ol>
- *   <li>{@code unshare --pid --fork --kill-child --mount-proc} (root, or CAP_SYS_ADMIN);</li>
+ *   <li>{@code unshare --pid --fork --kill-child} (root, or CAP_SYS_ADMIN);</li>
  *   <li>the same with {@code --map-current-user} (an unprivileged user namespace);</li>
  *   <li>none: kills fall back to a snapshot of descendants, which misses re-parented daemons (logged as a WARN).</li>
  * </ol>
@@ -24,10 +24,9 @@ final class PidNamespace {
 
     private static final Logger LOG = LoggerFactory.getLogger(PidNamespace.class);
 
-    private static final List<String> ROOT = List.of("unshare", "--pid", "--fork", "--kill-child", "--mount-proc",
-            "--");
+    private static final List<String> ROOT = List.of("unshare", "--pid", "--fork", "--kill-child", "--");
     private static final List<String> USER = List.of("unshare", "--map-current-user", "--pid", "--fork",
-            "--kill-child", "--mount-proc", "--");
+            "--kill-child", "--");
 
     private static volatile List<String> wrapper;
 

@@ -101,8 +101,9 @@ public final class HostProcesses {
         try {
             return pb.start();
         } catch (IOException e) {
-            throw new BackendUnavailableException("cannot start '" + launch.argv().get(0) + "': " + e.getMessage(),
-                    e);
+            // The JDK's message names the working directory, a host path that must not reach a model.
+            String reason = String.valueOf(e.getMessage()).replaceAll(" \\(in directory \"[^\"]*\"\\)", "");
+            throw new BackendUnavailableException("cannot start '" + launch.argv().get(0) + "': " + reason, e);
         }
     }
 
@@ -191,7 +192,9 @@ public final class HostProcesses {
             }
             try {
                 delegate.onOutput(stream, java.util.Arrays.copyOf(buf, n));
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // An Error too (an assertion in a test's listener, say): were it to end the pump, the program would
+                // block on a full pipe until its timeout.
                 broken = true;
                 LOG.warn("output listener threw; it is ignored for the rest of this run", e);
             }

@@ -34,6 +34,7 @@ final class HostProgramSession implements ProgramSession {
     private volatile boolean timedOut;
     private final Object stdinLock = new Object();
     private OutputStream stdin;
+    private final CompletableFuture<Void> initialStdin;
 
     HostProgramSession(String id, Process process, HostLaunch launch) {
         this.id = id;
@@ -43,14 +44,25 @@ final class HostProgramSession implements ProgramSession {
                 HostProcesses.pump(process.getInputStream(), StdStream.STDOUT, log::write, listener),
                 HostProcesses.pump(process.getErrorStream(), StdStream.STDERR, log::write, listener));
         this.stdin = process.getOutputStream();
-        if (launch.stdin() != null && !launch.stdin().isEmpty()) {
-            write(launch.stdin(), false);
-        }
         this.deadline = TIMER.schedule(() -> {
             timedOut = true;
             ProcessTreeKiller.kill(process);
         }, launch.timeout().toMillis(), TimeUnit.MILLISECONDS);
         process.onExit().thenRun(() -> deadline.cancel(false));
+        if (launch.stdin() != null && !launch.stdin().isEmpty()) {
+            // Fed from an I/O thread: a program that does not read it must not block the start. Later writes wait
+            // for it, so the order is kept.
+            byte[] initial = launch.stdin().getBytes(StandardCharsets.UTF_8);
+            this.initialStdin = CompletableFuture.runAsync(() -> {
+                try {
+                    writeBytes(initial);
+                } catch (InvalidSpecException exitedOrClosed) {
+                    // The program ended or closed stdin before reading it all.
+                }
+            }, HostProcesses.IO);
+        } else {
+            this.initialStdin = CompletableFuture.completedFuture(null);
+        }
     }
 
     @Override
@@ -80,13 +92,18 @@ final class HostProgramSession implements ProgramSession {
 
     @Override
     public void write(String data, boolean newline) {
+        initialStdin.join();
+        writeBytes((newline ? data + "\n" : data).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private void writeBytes(byte[] bytes) {
         synchronized (stdinLock) {
             if (stdin == null || !process.isAlive()) {
                 throw new InvalidSpecException("session " + id + " has " + (process.isAlive()
                         ? "its stdin closed" : "exited") + "; cannot write to it");
             }
             try {
-                stdin.write((newline ? data + "\n" : data).getBytes(StandardCharsets.UTF_8));
+                stdin.write(bytes);
                 stdin.flush();
             } catch (IOException e) {
                 throw new InvalidSpecException("session " + id + " no longer reads its stdin");
@@ -109,7 +126,17 @@ final class HostProgramSession implements ProgramSession {
         if (process.isAlive()) {
             ProcessTreeKiller.terminate(process, grace);
         }
+        awaitExit();
         HostProcesses.await(pumps, Duration.ofSeconds(2));
+    }
+
+    /** After a SIGKILL the process is gone once reaped: wait for that (bounded), so callers see it ended. */
+    private void awaitExit() {
+        try {
+            process.waitFor(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override
@@ -124,10 +151,12 @@ final class HostProgramSession implements ProgramSession {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             deadline.cancel(false);
-            closeStdin();
+            // Kill first: a write blocked on a full pipe holds the stdin lock until the reader is gone.
             if (process.isAlive()) {
                 ProcessTreeKiller.kill(process);
+                awaitExit();
             }
+            closeStdin();
             HostProcesses.await(pumps, Duration.ofSeconds(2));
         }
     }

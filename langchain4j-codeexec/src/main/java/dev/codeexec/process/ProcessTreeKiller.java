@@ -20,13 +20,17 @@ public final class ProcessTreeKiller {
     private ProcessTreeKiller() {
     }
 
-    /** Kills the tree with SIGKILL: the namespace init first, then any visible descendant, then the process. */
+    /**
+     * Kills the tree with SIGKILL: the namespace init first, then any visible descendant, then the process. Signals
+     * go through {@link ProcessHandle}: {@link Process#destroyForcibly()} would also close this JVM's ends of the
+     * pipes and lose output the program wrote just before.
+     */
     public static void kill(Process process) {
         ProcessHandle h = process.toHandle();
         List<ProcessHandle> tree = h.descendants().toList();
         h.children().forEach(ProcessHandle::destroyForcibly);
         tree.forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
+        h.destroyForcibly();
     }
 
     /**
@@ -37,7 +41,8 @@ public final class ProcessTreeKiller {
     public static void terminate(Process process, Duration grace) {
         ProcessHandle h = process.toHandle();
         h.descendants().forEach(ProcessHandle::destroy);
-        process.destroy();
+        // Not Process.destroy(): it closes the pipes, and what the program prints while it shuts down would be lost.
+        h.destroy();
         try {
             process.waitFor(Math.max(0, grace.toMillis()), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

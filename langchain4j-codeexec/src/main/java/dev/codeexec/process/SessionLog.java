@@ -23,6 +23,10 @@ final class SessionLog {
         written += len;
     }
 
+    private byte at(long pos) {
+        return ring[(int) (pos % ring.length)];
+    }
+
     synchronized long size() {
         return written;
     }
@@ -30,14 +34,30 @@ final class SessionLog {
     /** A window from {@code offset}, at most {@code maxBytes}; the poll's status fields are filled by the caller. */
     synchronized ProgramPoll read(long offset, int maxBytes, boolean running, Integer exitCode, boolean timedOut) {
         long oldest = Math.max(0, written - ring.length);
-        long from = Math.max(Math.max(0, offset), oldest);
-        from = Math.min(from, written);
+        long requested = Math.max(0, offset);
+        long from = Math.min(Math.max(requested, oldest), written);
+        if (from > requested) {
+            // The ring dropped the start of a character: its remaining bytes are dropped too, not shown broken.
+            for (int i = 0; i < 3 && from < written && (at(from) & 0xC0) == 0x80; i++) {
+                from++;
+            }
+        }
         int len = (int) Math.min(Math.max(0, maxBytes), written - from);
         byte[] out = new byte[len];
         for (int i = 0; i < len; i++) {
-            out[i] = ring[(int) ((from + i) % ring.length)];
+            out[i] = at(from + i);
         }
-        long dropped = Math.max(0, from - Math.max(0, offset));
+        boolean more = from + len < written;
+        if (more || running) {
+            // A character cut at the window's end is returned whole by the next poll. A window too small for one
+            // character is returned as is, so a poller always makes progress.
+            int whole = BoundedOutput.completeUtf8Length(out, len);
+            if (whole > 0 || !more) {
+                out = java.util.Arrays.copyOf(out, whole);
+                len = whole;
+            }
+        }
+        long dropped = Math.max(0, from - requested);
         return new ProgramPoll(new String(out, StandardCharsets.UTF_8), from, from + len, dropped, running, exitCode,
                 timedOut);
     }

@@ -90,8 +90,8 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         // Validate every path before writing any, so one bad path writes nothing.
         for (PutFile f : files) {
             String norm = PathResolver.normalize(f.path());
-            r.resolve(norm);
             requireWrite(a, norm);
+            checkWritable(r, norm);
         }
         for (PutFile f : files) {
             writeAtomically(r, f.path(), f.content(), f.mode());
@@ -128,8 +128,15 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         for (InputSpec in : inputs) {
             String from = in.from().strip();
             if (ArtifactRef.isArtifactRef(from)) {
-                ArtifactRef ref = ArtifactRef.parse(from);
-                Artifact art = requireArtifacts().load(ref);
+                Artifact art;
+                ArtifactRef ref;
+                try {
+                    ref = ArtifactRef.parse(from);
+                    art = requireArtifacts().load(ref);
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidSpecException("input '" + from + "' is not a valid artifact reference: "
+                            + e.getMessage());
+                }
                 String dest = destination(in, lastSegment(ref.name()));
                 requireWrite(a, dest);
                 r.resolve(dest);
@@ -141,12 +148,17 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                 Path source = r.resolveExisting(src);
                 String dest = destination(in, lastSegment(src));
                 requireWrite(a, dest);
-                r.resolve(dest);
+                requireOutside(source, r.resolve(dest), dest);
                 actions.add(() -> copyIntoWorkspace(r, source, dest, false));
                 staged.add(new StagedInput(from, dest, null, sizeOf(source)));
             } else if (from.startsWith("host://") || from.startsWith("/")) {
-                Path source = requireUnderInputRoot(Path.of(from.startsWith("host://")
-                        ? from.substring("host://".length()) : from));
+                String hostPath = from.startsWith("host://") ? from.substring("host://".length()) : from;
+                if (!hostPath.startsWith("/") || hostPath.indexOf('\0') >= 0) {
+                    // A relative path would be resolved against the JVM's working directory.
+                    throw new InvalidSpecException("input '" + from + "' must name an absolute host path, "
+                            + "such as host:///data/file.csv");
+                }
+                Path source = requireUnderInputRoot(Path.of(hostPath));
                 String dest = destination(in, source.getFileName().toString());
                 requireWrite(a, dest);
                 r.resolve(dest);
@@ -198,7 +210,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
             }
             List<FileRef> saved = new ArrayList<>();
             for (FileRef f : files) {
-                ArtifactRef ref = store.save(s.namePrefix() + f.name(), f.content(), f.mimeType());
+                ArtifactRef ref = saveArtifact(store, s.namePrefix() + artifactName(f.name()), f);
                 saved.add(f.withSavedAs(ref.toString()));
             }
             files = saved;
@@ -223,6 +235,10 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         Path p = r.resolveExisting(norm);
         if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
             throw new InvalidSpecException("'" + norm + "' is a directory; list it instead");
+        }
+        if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+            // Opening a FIFO would block until a writer appears; devices and sockets are not files to read either.
+            throw new InvalidSpecException("'" + norm + "' is not a regular file");
         }
         return readAt(p, norm, offset, maxBytes);
     }
@@ -273,6 +289,22 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         return artifacts;
     }
 
+    /**
+     * An artifact name for a workspace path: characters outside the artifact name rules ({@code [A-Za-z0-9._-]} per
+     * segment) become {@code _}, so {@code out/q1 report.md} is saved as {@code out/q1_report.md}.
+     */
+    static String artifactName(String workspacePath) {
+        return workspacePath.replaceAll("[^A-Za-z0-9._/-]", "_");
+    }
+
+    private static ArtifactRef saveArtifact(ArtifactService store, String name, FileRef f) {
+        try {
+            return store.save(name, f.content(), f.mimeType());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSpecException("cannot save '" + f.name() + "' as an artifact: " + e.getMessage());
+        }
+    }
+
     private Path requireUnderInputRoot(Path hostSource) {
         Path real;
         try {
@@ -312,6 +344,29 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         }
     }
 
+    /**
+     * Checks, without creating anything, what {@link PathResolver#resolveForWrite} will check: the target is not the
+     * root or a directory, no parent escapes, and the nearest existing parent is a directory. A link at the target
+     * itself is fine: the write replaces it.
+     */
+    private static void checkWritable(PathResolver r, String norm) {
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("cannot write to the workspace root itself; name a file");
+        }
+        int slash = norm.lastIndexOf('/');
+        Path parent = r.resolve(slash < 0 ? "." : norm.substring(0, slash));
+        if (Files.isDirectory(parent.resolve(norm.substring(slash + 1)), LinkOption.NOFOLLOW_LINKS)) {
+            throw new InvalidSpecException("'" + norm + "' is a directory");
+        }
+        Path existing = parent;
+        while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+            existing = existing.getParent();
+        }
+        if (!Files.isDirectory(existing, LinkOption.NOFOLLOW_LINKS)) {
+            throw new InvalidSpecException("'" + r.relativize(existing) + "' is not a directory");
+        }
+    }
+
     private static void writeAtomically(PathResolver r, String rel, byte[] content, int mode) {
         Path target = r.resolveForWrite(rel);
         Path tmp = null;
@@ -338,7 +393,15 @@ public final class HostWorkspaceFS implements WorkspaceFS {
 
     /** Copies a host file or tree to {@code dest} via a hidden temporary sibling, so a failure leaves nothing. */
     private static void copyIntoWorkspace(PathResolver r, Path source, String dest, boolean readOnly) {
-        Path target = r.resolveForWrite(dest);
+        String norm = PathResolver.normalize(dest);
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("cannot stage onto the workspace root itself; name a destination");
+        }
+        // Not resolveForWrite: an existing directory at the destination is replaced (restaging a skill, say).
+        int slash = norm.lastIndexOf('/');
+        Path target = (slash < 0 ? r.root() : r.ensureDirectory(norm.substring(0, slash)))
+                .resolve(norm.substring(slash + 1));
+        requireOutside(source, target, norm);
         Path tmp = target.resolveSibling(".stage-" + Long.toHexString(System.nanoTime()) + "-"
                 + target.getFileName());
         try {
@@ -353,6 +416,13 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         } catch (IOException e) {
             FileTrees.deleteTree(tmp);
             throw new CodeExecException("could not stage into '" + dest + "': " + e.getClass().getSimpleName(), e);
+        }
+    }
+
+    /** A tree copied into itself would grow until a path got too long. */
+    private static void requireOutside(Path source, Path target, String dest) {
+        if (target.toAbsolutePath().normalize().startsWith(source)) {
+            throw new InvalidSpecException("cannot stage into '" + dest + "': it lies inside the source being copied");
         }
     }
 
@@ -452,6 +522,9 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                 public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
                     String rel = r.relativize(d);
                     if (!d.equals(dir)) {
+                        if (d.getFileName().toString().startsWith(".stage-")) {
+                            return FileVisitResult.SKIP_SUBTREE; // a directory being staged, not yet in place
+                        }
                         if (!a.canRead(rel)) {
                             return FileVisitResult.SKIP_SUBTREE;
                         }

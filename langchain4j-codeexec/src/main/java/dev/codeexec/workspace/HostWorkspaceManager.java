@@ -86,7 +86,7 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
      */
     public Path hostPath(Workspace workspace) {
         Path dir = Path.of(workspace.path()).toAbsolutePath().normalize();
-        if (!dir.getParent().equals(baseDir) || !dir.getFileName().toString().equals(workspace.id())) {
+        if (dir.getParent() == null || !dir.getParent().equals(baseDir) || !dir.getFileName().toString().equals(workspace.id())) {
             throw new InvalidSpecException("workspace '" + workspace.id() + "' does not belong to this engine");
         }
         return dir;

@@ -79,26 +79,39 @@ public final class WorkspaceRegistry implements AutoCloseable {
      * needed.
      */
     public <T> T withWorkspace(String key, Function<Workspace, T> action) {
-        Entry e = entry(key);
-        e.lock.lock();
-        try {
-            if (closed.get() || e.removed) {
-                throw new WorkspaceGoneException("the workspace for '" + key + "' was closed");
-            }
-            if (e.workspace == null) {
-                e.workspace = engine.manager().createWorkspace(key, policy);
-            }
-            e.lastUsed = nanoClock.getAsLong();
+        while (true) {
+            requireOpen(key);
+            Entry e = entry(key);
+            e.lock.lock();
             try {
-                return action.apply(e.workspace);
-            } catch (WorkspaceGoneException gone) {
-                e.workspace = null;
-                throw gone;
-            } finally {
+                requireOpen(key);
+                if (e.removed) {
+                    // Closed or reaped while this call waited for the lock: the key starts afresh, as if this call
+                    // had come just after.
+                    continue;
+                }
+                if (e.workspace == null) {
+                    e.workspace = engine.manager().createWorkspace(key, policy);
+                }
                 e.lastUsed = nanoClock.getAsLong();
+                try {
+                    return action.apply(e.workspace);
+                } catch (WorkspaceGoneException gone) {
+                    e.workspace = null;
+                    throw gone;
+                } finally {
+                    e.lastUsed = nanoClock.getAsLong();
+                }
+            } finally {
+                e.lock.unlock();
             }
-        } finally {
-            e.lock.unlock();
+        }
+    }
+
+    private void requireOpen(String key) {
+        if (closed.get()) {
+            throw new WorkspaceGoneException("the workspace registry is closed; no workspace for '" + key
+                    + "' can be used");
         }
     }
 
@@ -113,7 +126,10 @@ public final class WorkspaceRegistry implements AutoCloseable {
                 .sorted().toList();
     }
 
-    /** Removes the key's workspace (waiting for a running call on it to finish). Unknown keys do nothing. */
+    /**
+     * Removes the key's workspace (waiting for a running call on it to finish). Unknown keys do nothing. A call on the
+     * key that was waiting meanwhile runs in a new workspace.
+     */
     public void close(String key) {
         Entry e = entries.remove(key);
         if (e != null) {
@@ -147,10 +163,26 @@ public final class WorkspaceRegistry implements AutoCloseable {
         return n;
     }
 
-    /** Removes every workspace and stops the reaper. Idempotent. */
+    /**
+     * Removes every workspace; the registry stays usable (a later call on a key creates a new one). Idempotent. When
+     * a cleanup fails, the other workspaces are still removed and the first failure is thrown.
+     */
     public void closeAll() {
+        RuntimeException first = null;
         for (String key : List.copyOf(entries.keySet())) {
-            close(key);
+            try {
+                close(key);
+            } catch (RuntimeException e) {
+                // Keep closing the others; report the first failure with the rest suppressed.
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
         }
     }
 

@@ -1,0 +1,620 @@
+package dev.codeexec.artifact;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.PathEscapeException;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The embedded, durable {@link ArtifactService}: every version is a file under one root directory, so artifacts
+ * survive restarts and can be shared by several instances or processes over the same root.
+ *
+ * <p><b>Warning</b>: the root must be writable only by this service's user. Names can never leave the root: every
+ * directory on a name's path is checked not to be a symbolic link (and its real path compared with the expected
+ * one) when it is used, and version files are opened without following links. A process that can write under
+ * the root while the service runs could still race those checks; keep the root out of any workspace.
+ *
+ * <pre>{@code
+ * ArtifactService artifacts = FileSystemArtifactService.at(Path.of("var/artifacts"));
+ * ArtifactRef ref = artifacts.save("reports/q1.md", bytes, "text/markdown");   // artifact://reports/q1.md@1
+ * Artifact latest = artifacts.load(ArtifactRef.parse("artifact://reports/q1.md")); // the latest version
+ * }</pre>
+ *
+ * <p><b>Layout</b> (stable; tools may read it, but should write through this class):
+ * <pre>
+ * root/reports/q1.md/@versions/v1.bin    the bytes of version 1, exactly as saved
+ * root/reports/q1.md/@versions/v1.json   its metadata: MIME type, size, SHA-256, creation time
+ * </pre>
+ * Each name segment is a directory; the versions live in a directory called {@code @versions}, which no valid name
+ * segment can equal, so {@code reports} and {@code reports/q1.md} can both be names.
+ *
+ * <p><b>Guarantees</b>:
+ * <ul>
+ *   <li>Atomic: the bytes are written to a temporary file in the version directory, forced to disk, then renamed
+ *       into place ({@link StandardCopyOption#ATOMIC_MOVE}). A crash leaves at most an invisible temporary file
+ *       or an unused version number, never a partial version.</li>
+ *   <li>Distinct versions: a save claims its number by creating the metadata file with
+ *       {@link StandardOpenOption#CREATE_NEW}, retrying with the next number if another instance or process won
+ *       it; saves of one name inside this instance are also serialised by a lock.</li>
+ *   <li>Integrity: a load checks the size and SHA-256 recorded at save time and refuses a damaged version.</li>
+ *   <li>Private: on POSIX file systems, directories it creates are {@code rwx------} and files {@code rw-------}.</li>
+ * </ul>
+ * Storage failures are {@link BackendUnavailableException}s whose messages name the artifact, never a host path.
+ */
+public final class FileSystemArtifactService implements ArtifactService {
+
+    /** The directory, inside a name's directory, that holds its versions. Not a valid name segment. */
+    static final String VERSIONS_DIR = "@versions";
+
+    /** Prefix of temporary files; never matches a version file, so listings skip them. */
+    static final String TEMP_PREFIX = ".tmp-";
+
+    private static final Pattern CONTENT_FILE = Pattern.compile("v([1-9][0-9]{0,9})\\.bin");
+    private static final Pattern META_FILE = Pattern.compile("v([1-9][0-9]{0,9})\\.json");
+    private static final int META_FORMAT = 1;
+
+    /** A save retries when a concurrent delete (possibly in another process) removes its directory under it. */
+    private static final int SAVE_ATTEMPTS = 3;
+
+    /**
+     * Lock stripes for saves and deletes in this instance, chosen by the name's hash. A fixed number keeps memory
+     * bounded whatever the number of names; two names sharing a stripe merely wait for each other.
+     */
+    private static final int LOCK_STRIPES = 64;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static final LinkOption[] NO_FOLLOW = {LinkOption.NOFOLLOW_LINKS};
+
+    private final Path root;
+    private final boolean posix;
+    private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
+
+    private FileSystemArtifactService(Path realRoot, boolean posix) {
+        this.root = realRoot;
+        this.posix = posix;
+        for (int i = 0; i < locks.length; i++) {
+            locks[i] = new ReentrantLock();
+        }
+    }
+
+    /**
+     * A service storing under {@code root}, which is created (with its parents) when missing; on POSIX file
+     * systems the directories created are private to the user. An existing root is used as is, with every version
+     * already in it.
+     *
+     * @param root the root directory; a symbolic link to a directory is fine (its target is used)
+     * @return a service over that root
+     * @throws IllegalArgumentException     when {@code root} exists and is not a directory
+     * @throws BackendUnavailableException  when it cannot be created or read
+     */
+    public static FileSystemArtifactService at(Path root) {
+        Objects.requireNonNull(root, "root");
+        boolean posix = root.getFileSystem().supportedFileAttributeViews().contains("posix");
+        try {
+            if (!Files.exists(root)) {
+                if (posix) {
+                    Files.createDirectories(root, privateDirectory());
+                } else {
+                    Files.createDirectories(root);
+                }
+            }
+            if (!Files.isDirectory(root)) {
+                // The caller configured this path, so naming it here helps and leaks nothing new.
+                throw new IllegalArgumentException("artifact root (" + root + ") is not a directory");
+            }
+            return new FileSystemArtifactService(root.toRealPath(), posix);
+        } catch (IOException e) {
+            throw new BackendUnavailableException("cannot create or open the artifact root directory: "
+                    + reason(e), e);
+        }
+    }
+
+    @Override
+    public ArtifactRef save(String name, byte[] content, String mimeType) {
+        ArtifactNames.validate(name);
+        Objects.requireNonNull(content, "content");
+        String mime = ArtifactNames.mimeType(mimeType);
+        ReentrantLock lock = lockFor(name);
+        lock.lock();
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return saveOnce(name, content, mime);
+                } catch (NoSuchFileException e) {
+                    if (attempt == SAVE_ATTEMPTS) {
+                        throw failure("save", name, e);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw failure("save", name, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private ArtifactRef saveOnce(String name, byte[] content, String mime) throws IOException {
+        Path dir = versionsDir(name, true);
+        Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
+        boolean published = false;
+        try {
+            try (FileChannel ch = FileChannel.open(temp,
+                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), fileAttributes())) {
+                writeFully(ch, content);
+                ch.force(true);
+            }
+            int version = claimVersion(dir, name, content, mime);
+            try {
+                // The claim makes this instance the only writer of this number, so the rename cannot replace a
+                // version; rename is what makes the bytes visible all at once.
+                Files.move(temp, dir.resolve(contentFile(version)), StandardCopyOption.ATOMIC_MOVE);
+                published = true;
+            } catch (IOException e) {
+                Files.deleteIfExists(dir.resolve(metaFile(version))); // give the number back
+                throw e;
+            }
+            syncDirectory(dir);
+            return new ArtifactRef(name, version);
+        } finally {
+            if (!published) {
+                Files.deleteIfExists(temp);
+            }
+        }
+    }
+
+    /**
+     * Claims the next free version number by creating its metadata file with CREATE_NEW, which the file system
+     * grants to exactly one creator, even across processes. The metadata is complete before the bytes become
+     * visible, so a reader that sees a version also sees its metadata.
+     */
+    private int claimVersion(Path dir, String name, byte[] content, String mime) throws IOException {
+        byte[] meta = metadata(content, mime);
+        int version = highestNumber(dir) + 1;
+        while (true) {
+            if (version <= 0) { // overflowed past Integer.MAX_VALUE
+                throw new IllegalStateException("artifact '" + name + "' has reached the highest version number");
+            }
+            try (FileChannel ch = FileChannel.open(dir.resolve(metaFile(version)),
+                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), fileAttributes())) {
+                writeFully(ch, meta);
+                ch.force(true);
+                return version;
+            } catch (FileAlreadyExistsException e) {
+                version++; // another instance or process got there first
+            }
+        }
+    }
+
+    @Override
+    public Optional<Artifact> load(String name) {
+        ArtifactNames.validate(name);
+        try {
+            Path dir = versionsDir(name, false);
+            if (dir == null) {
+                return Optional.empty();
+            }
+            List<Integer> versions = listVersions(dir);
+            // Newest first; a version deleted between the listing and the read is skipped.
+            for (int i = versions.size() - 1; i >= 0; i--) {
+                Artifact a = read(dir, name, versions.get(i));
+                if (a != null) {
+                    return Optional.of(a);
+                }
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            throw failure("load", name, e);
+        }
+    }
+
+    @Override
+    public Artifact load(String name, int version) {
+        ArtifactNames.validate(name);
+        try {
+            Path dir = versionsDir(name, false);
+            Artifact a = dir == null || version < 1 ? null : read(dir, name, version);
+            if (a == null) {
+                throw ArtifactNotFoundException.forVersion(name, version,
+                        dir == null ? List.of() : listVersions(dir));
+            }
+            return a;
+        } catch (IOException e) {
+            throw failure("load", name, e);
+        }
+    }
+
+    @Override
+    public List<Integer> versions(String name) {
+        ArtifactNames.validate(name);
+        try {
+            Path dir = versionsDir(name, false);
+            return dir == null ? List.of() : listVersions(dir);
+        } catch (IOException e) {
+            throw failure("list versions of", name, e);
+        }
+    }
+
+    @Override
+    public List<String> names() {
+        List<String> names = new ArrayList<>();
+        try {
+            // walkFileTree does not follow links by default: a linked directory is reported as a file and skipped.
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                    if (dir.equals(root)) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    String leaf = dir.getFileName().toString();
+                    if (leaf.equals(VERSIONS_DIR)) {
+                        String name = nameOf(dir.getParent());
+                        if (name != null && !listVersions(dir).isEmpty()) {
+                            names.add(name);
+                        }
+                        return FileVisitResult.SKIP_SUBTREE;
+                    }
+                    // A directory whose name is not a valid segment (e.g. lost+found) cannot hold a name.
+                    return ArtifactNames.isValid(leaf) ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
+                    return FileVisitResult.CONTINUE; // removed meanwhile, or unreadable: not a name we can serve
+                }
+            });
+        } catch (IOException e) {
+            throw new BackendUnavailableException("artifact store could not list names: " + reason(e), e);
+        }
+        names.sort(null);
+        return List.copyOf(names);
+    }
+
+    @Override
+    public void delete(String name) {
+        ArtifactNames.validate(name);
+        ReentrantLock lock = lockFor(name);
+        lock.lock();
+        try {
+            Path dir = versionsDir(name, false);
+            if (dir == null) {
+                return;
+            }
+            List<Path> contents = new ArrayList<>();
+            List<Path> others = new ArrayList<>();
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+                for (Path p : entries) {
+                    (CONTENT_FILE.matcher(p.getFileName().toString()).matches() ? contents : others).add(p);
+                }
+            }
+            // Bytes first: a version disappears as soon as its content file does, so a reader never sees a
+            // version whose metadata is already gone. Files.delete removes a link itself, never its target.
+            for (Path p : contents) {
+                Files.deleteIfExists(p);
+            }
+            for (Path p : others) {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (DirectoryNotEmptyException e) {
+                    // Not ours (nothing here creates directories); leave it rather than recurse into it.
+                }
+            }
+            removeEmptyDirectories(dir);
+        } catch (IOException e) {
+            throw failure("delete", name, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Removes {@code dir} and then its parents up to (not including) the root, stopping at the first non-empty. */
+    private void removeEmptyDirectories(Path dir) throws IOException {
+        for (Path p = dir; p != null && !p.equals(root) && p.startsWith(root); p = p.getParent()) {
+            try {
+                Files.deleteIfExists(p);
+            } catch (DirectoryNotEmptyException e) {
+                return; // other names live below it, or another process is saving into it
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FileSystemArtifactService"; // no root path: this string may reach logs a model reads
+    }
+
+    // ---------------------------------------------------------------- paths
+
+    /**
+     * The name's version directory, walked one component at a time from the root. No component may be a symbolic
+     * link, and the real path of the result must equal the lexical one: that also catches a case-insensitive file
+     * system folding {@code Report.md} onto an existing {@code report.md} where the platform reports stored case.
+     *
+     * @param create make missing directories; when false, return null as soon as one is missing
+     * @throws PathEscapeException when a component is a link or the real path differs; nothing was created
+     */
+    private Path versionsDir(String name, boolean create) throws IOException {
+        List<String> parts = new ArrayList<>(ArtifactNames.segments(name));
+        parts.add(VERSIONS_DIR);
+        Path dir = root;
+        for (String part : parts) {
+            Path next = dir.resolve(part);
+            BasicFileAttributes attrs = attributes(next);
+            if (attrs == null) {
+                if (!create) {
+                    return null;
+                }
+                try {
+                    if (posix) {
+                        Files.createDirectory(next, privateDirectory());
+                    } else {
+                        Files.createDirectory(next);
+                    }
+                    syncDirectory(dir);
+                } catch (FileAlreadyExistsException raced) {
+                    // Created concurrently (or a link was planted meanwhile): the checks below decide.
+                }
+                attrs = attributes(next);
+                if (attrs == null) {
+                    throw new NoSuchFileException(part); // removed again by a concurrent delete; save retries
+                }
+            }
+            if (attrs.isSymbolicLink()) {
+                throw escape(name);
+            }
+            if (!attrs.isDirectory()) {
+                throw new BackendUnavailableException("artifact store is damaged: a file stands where artifact '"
+                        + name + "' needs a directory; remove it or choose another name");
+            }
+            dir = next;
+        }
+        if (!dir.toRealPath().equals(dir)) {
+            throw escape(name);
+        }
+        return dir;
+    }
+
+    /** The artifact name of a name directory, or null when it is not a valid name (it holds nothing we serve). */
+    private String nameOf(Path nameDir) {
+        Path rel = root.relativize(nameDir);
+        if (rel.getNameCount() == 0 || rel.toString().isEmpty()) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (Path part : rel) {
+            if (sb.length() > 0) {
+                sb.append('/');
+            }
+            sb.append(part);
+        }
+        String name = sb.toString();
+        return ArtifactNames.isValid(name) ? name : null;
+    }
+
+    private static PathEscapeException escape(String name) {
+        return new PathEscapeException("artifact '" + name + "' resolves through a symbolic link or onto another "
+                + "name's directory in the artifact store; refused, nothing was read or written");
+    }
+
+    private static BasicFileAttributes attributes(Path p) throws IOException {
+        try {
+            return Files.readAttributes(p, BasicFileAttributes.class, NO_FOLLOW);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    // ---------------------------------------------------------------- versions
+
+    /**
+     * The visible versions in a version directory, ascending: a version is visible when its content file is a
+     * regular file (not a link, not a temp file) and its metadata file exists.
+     */
+    private List<Integer> listVersions(Path dir) throws IOException {
+        Set<Integer> contents = new HashSet<>();
+        Set<Integer> metas = new HashSet<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                String file = p.getFileName().toString();
+                Integer n = number(CONTENT_FILE, file);
+                if (n != null) {
+                    BasicFileAttributes attrs = attributes(p);
+                    if (attrs != null && attrs.isRegularFile()) {
+                        contents.add(n);
+                    }
+                } else if ((n = number(META_FILE, file)) != null) {
+                    metas.add(n);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return List.of(); // deleted meanwhile
+        }
+        contents.retainAll(metas);
+        List<Integer> versions = new ArrayList<>(contents);
+        versions.sort(null);
+        return List.copyOf(versions);
+    }
+
+    /** The highest number used by any version or claim in the directory, or 0. */
+    private static int highestNumber(Path dir) throws IOException {
+        int max = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                String file = p.getFileName().toString();
+                Integer n = number(CONTENT_FILE, file);
+                if (n == null) {
+                    n = number(META_FILE, file);
+                }
+                if (n != null && n > max) {
+                    max = n;
+                }
+            }
+        }
+        return max;
+    }
+
+    private static Integer number(Pattern pattern, String file) {
+        Matcher m = pattern.matcher(file);
+        if (!m.matches()) {
+            return null;
+        }
+        long n = Long.parseLong(m.group(1));
+        return n > Integer.MAX_VALUE ? null : (int) n;
+    }
+
+    /** Reads one version, or null when it is not (or no longer) visible. Links are never followed. */
+    private Artifact read(Path dir, String name, int version) throws IOException {
+        Path content = dir.resolve(contentFile(version));
+        Path meta = dir.resolve(metaFile(version));
+        BasicFileAttributes contentAttrs = attributes(content);
+        BasicFileAttributes metaAttrs = attributes(meta);
+        if (contentAttrs == null || !contentAttrs.isRegularFile() || metaAttrs == null || !metaAttrs.isRegularFile()) {
+            return null;
+        }
+        byte[] bytes;
+        JsonNode node;
+        try {
+            bytes = readNoFollow(content);
+            node = JSON.readTree(readNoFollow(meta));
+        } catch (NoSuchFileException e) {
+            return null; // deleted between the check and the read
+        }
+        String mime = node.path("mimeType").asText(ArtifactNames.DEFAULT_MIME_TYPE);
+        long size = node.path("size").asLong(-1);
+        String sha = node.path("sha256").asText("");
+        if (size != bytes.length || !sha.equals(sha256(bytes))) {
+            throw new BackendUnavailableException("artifact '" + name + "' version " + version
+                    + " is damaged in the store (size or checksum differs from what was saved); restore it from a"
+                    + " backup or delete it");
+        }
+        return new Artifact(new ArtifactRef(name, version), bytes, mime);
+    }
+
+    private static byte[] readNoFollow(Path p) throws IOException {
+        // NOFOLLOW_LINKS makes the open itself fail on a link (O_NOFOLLOW), closing the check-then-open gap.
+        try (InputStream in = Files.newInputStream(p, LinkOption.NOFOLLOW_LINKS)) {
+            return in.readAllBytes();
+        }
+    }
+
+    private static byte[] metadata(byte[] content, String mime) throws IOException {
+        ObjectNode node = JSON.createObjectNode();
+        node.put("format", META_FORMAT);
+        node.put("mimeType", mime);
+        node.put("size", content.length);
+        node.put("sha256", sha256(content));
+        node.put("createdAt", Instant.now().toString());
+        return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform provides SHA-256", e);
+        }
+    }
+
+    static String contentFile(int version) {
+        return "v" + version + ".bin";
+    }
+
+    static String metaFile(int version) {
+        return "v" + version + ".json";
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    private ReentrantLock lockFor(String name) {
+        return locks[Math.floorMod(name.hashCode(), locks.length)];
+    }
+
+    private FileAttribute<?>[] fileAttributes() {
+        return posix
+                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
+                : new FileAttribute<?>[0];
+    }
+
+    private static FileAttribute<?> privateDirectory() {
+        return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+    }
+
+    private static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        while (buf.hasRemaining()) {
+            ch.write(buf);
+        }
+    }
+
+    /**
+     * Forces a directory's entries to disk so that a rename or a new file survives a power loss. Best effort:
+     * some platforms cannot open a directory for this, and the data itself is already forced.
+     */
+    private static void syncDirectory(Path dir) {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException | UnsupportedOperationException e) {
+            // Not supported here (for example on Windows); the rename is still atomic, only less durable.
+        }
+    }
+
+    private static BackendUnavailableException failure(String action, String name, IOException e) {
+        return new BackendUnavailableException("artifact store could not " + action + " '" + name + "': "
+                + reason(e), e);
+    }
+
+    /** A cause for a message without the host path an IOException's own message carries. */
+    private static String reason(IOException e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof ClosedByInterruptException) {
+            return "the thread was interrupted";
+        }
+        if (e instanceof NoSuchFileException) {
+            return "a file or directory vanished (deleted concurrently?)";
+        }
+        if (e instanceof FileSystemException fse && fse.getReason() != null) {
+            return fse.getReason();
+        }
+        return e.getClass().getSimpleName();
+    }
+}

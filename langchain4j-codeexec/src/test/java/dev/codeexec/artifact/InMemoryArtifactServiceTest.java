@@ -1,0 +1,9 @@
+package dev.codeexec.artifact;
+
+class InMemoryArtifactServiceTest extends ArtifactServiceContractTest {
+
+    @Override
+    protected ArtifactService newService() {
+        return new InMemoryArtifactService();
+    }
+}

@@ -1,0 +1,72 @@
+package dev.codeexec.samples;
+
+import dev.codeexec.CodeBlock;
+import dev.codeexec.CodeExecutionInput;
+import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.PathEscapeException;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.local.LocalEngine;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The quick-start sample: one workspace, an input file, a Python block that analyses it, the collected output,
+ * and two refusals (a timeout that kills a process tree, a path that leaves the workspace). Offline; no API key.
+ */
+public final class QuickStart {
+
+    private static final String SALES = """
+            region,product,units,price
+            north,widget,12,2.50
+            south,widget,7,2.50
+            north,gadget,3,10.00
+            east,gadget,9,10.00
+            south,gizmo,20,1.25
+            """;
+
+    private static final String ANALYSIS = """
+            import csv, os
+            totals = {}
+            with open('inputs/sales.csv') as f:
+                for row in csv.DictReader(f):
+                    totals[row['region']] = totals.get(row['region'], 0) + int(row['units']) * float(row['price'])
+            lines = [f"| {r} | {t:.2f} |" for r, t in sorted(totals.items(), key=lambda x: -x[1])]
+            report = "| region | revenue |\\n|---|---|\\n" + "\\n".join(lines) + "\\n"
+            open(os.path.join(os.environ['OUTPUT_DIR'], 'revenue.md'), 'w').write(report)
+            print(report)
+            """;
+
+    private QuickStart() {
+    }
+
+    public static void main(String[] args) {
+        try (Engine engine = LocalEngine.create()) {
+            Workspace ws = engine.manager().createWorkspace("quick-start", WorkspacePolicy.DEFAULT);
+            engine.fs().putFiles(ws, List.of(PutFile.of("work/inputs/sales.csv", SALES)));
+
+            System.out.println("== A Python block analyses work/inputs/sales.csv ==");
+            CodeExecutionResult result = engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("python",
+                    ANALYSIS)));
+            System.out.println(result.toText());
+
+            System.out.println("\n== A runaway program tree is killed at its timeout ==");
+            RunResult runaway = engine.runner().runProgram(ws, RunProgramSpec.shell(
+                    "sleep 600 & setsid sleep 600 & echo started; sleep 600").timeout(Duration.ofSeconds(1)).build());
+            System.out.printf("timed out: %s, after %d ms, output: %s%n", runaway.timedOut(),
+                    runaway.duration().toMillis(), runaway.stdout().strip());
+
+            System.out.println("\n== A path that leaves the workspace is refused ==");
+            try {
+                engine.fs().readFile(ws, "../../etc/passwd", 0, 100);
+            } catch (PathEscapeException e) {
+                System.out.println("refused: " + e.getMessage());
+            }
+            System.out.println("\nEngine: " + engine.name() + ", " + engine.describe());
+        }
+    }
+}

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Provisioning for the test suite: installs what backend tests need when this machine allows it (root + apt).
+# Sourced by scripts/test. Every function prints what it did or why it could not.
+
+PROVISION_NOTES=()
+
+note() {
+  PROVISION_NOTES+=("$*")
+  echo "provision: $*"
+}
+
+can_apt() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
+}
+
+APT_UPDATED=0
+apt_install() {
+  # apt_install PACKAGE... : installs the packages that are missing.
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! can_apt; then
+    note "missing packages ${missing[*]} (not root or no apt-get: install them to run every backend test)"
+    return 1
+  fi
+  if [ "$APT_UPDATED" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || true
+    APT_UPDATED=1
+  fi
+  echo "provision: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The local backend and code blocks: a system python3 and util-linux's unshare (PID namespaces for tree kill).
+provision_local() {
+  apt_install python3 util-linux procps || true
+}
+
+# The sandbox backend: bubblewrap.
+provision_sandbox() {
+  apt_install bubblewrap || true
+  if command -v bwrap >/dev/null 2>&1 && ! bwrap --ro-bind / / --unshare-all --cap-drop ALL true 2>/dev/null; then
+    note "bwrap is installed but cannot create namespaces here (user namespaces disabled?)"
+  fi
+}
+
+# The Jupyter backend: Debian's ipykernel for the system python.
+provision_jupyter() {
+  apt_install python3-ipykernel || true
+}
+
+# The Debian archive apt uses here (debootstrap must use the same one: no other host may be reachable).
+debian_mirror() {
+  local m
+  m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    | grep -v '^#' | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ')
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+# The container backend: a running Docker engine and a locally built Python image (no registry is reachable).
+CODEEXEC_TEST_IMAGE=${CODEEXEC_TEST_IMAGE:-codeexec-python:bookworm}
+provision_docker() {
+  apt_install docker.io debootstrap || true
+  command -v dockerd >/dev/null 2>&1 || { note "no dockerd: container tests cannot run"; return 1; }
+  if ! docker info >/dev/null 2>&1; then
+    if [ "$(id -u)" != 0 ]; then
+      note "dockerd is not running and this user cannot start it"
+      return 1
+    fi
+    echo "provision: starting dockerd"
+    mkdir -p /var/log
+    (dockerd >/var/log/codeexec-dockerd.log 2>&1 &)
+    for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+    docker info >/dev/null 2>&1 || { note "dockerd did not start (see /var/log/codeexec-dockerd.log)"; return 1; }
+  fi
+  if ! docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1; then
+    local mirror rootfs
+    mirror=$(debian_mirror)
+    rootfs=$(mktemp -d)
+    echo "provision: building $CODEEXEC_TEST_IMAGE from Debian packages ($mirror)"
+    if debootstrap --variant=minbase --include=python3-minimal bookworm "$rootfs" "$mirror" >/dev/null 2>&1; then
+      tar -C "$rootfs" -c . | docker import - "$CODEEXEC_TEST_IMAGE" >/dev/null
+    else
+      note "debootstrap failed: container tests cannot run"
+    fi
+    rm -rf "$rootfs"
+  fi
+  docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1
+}
