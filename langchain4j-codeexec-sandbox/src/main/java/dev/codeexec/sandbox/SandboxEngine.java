@@ -106,6 +106,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final String shell;
     private final WorkspaceRegistry codeWorkspaces;
     private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
+    /** The seccomp program files, written once per engine into its private state directory. */
+    private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ProgramRunner runner = (ws, spec) -> runProgram(ws, spec, AdditionalPermissions.NONE);
     private final InteractiveProgramRunner interactive = this::startSession;
@@ -307,9 +309,14 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         }
     }
 
-    /** The complete launch of one run; package-private for the benchmark and tests. */
-    HostLaunch launchFor(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        Prepared p = prepare(ws, spec, extra);
+    /**
+     * Diagnostic: the exact host command (launching shell, bubblewrap and its arguments, including the program's
+     * environment as {@code --setenv} values) that {@link #runProgram(Workspace, RunProgramSpec, AdditionalPermissions)}
+     * would start for this spec now. Nothing is started; the checks and the layout are the same as for a run. Useful
+     * to see the sandbox an operator gets, and to measure the engine against a raw start of the same command.
+     */
+    public HostLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+        Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
         p.releaseCgroups();
         return p.launch;
     }
@@ -433,7 +440,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         }
         switch (runProfile.enforcement()) {
             case MANAGED: {
-                String seccomp = SeccompFiles.ensure(stateDir, runProfile.network()).toString();
+                String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
+                        m -> SeccompFiles.ensure(stateDir, m).toString());
                 List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
                         runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
                         3, env, cwd.toString(), program));
@@ -484,7 +492,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
                     continue;
                 }
                 Path candidate = Path.of(dir).resolve(cmd);
-                if (!Files.isRegularFile(candidate) || !Files.isExecutable(candidate)) {
+                java.io.File f = candidate.toFile(); // stats without building an exception per missing candidate
+                if (!f.isFile() || !f.canExecute()) {
                     continue;
                 }
                 if (plan != null) {

@@ -138,8 +138,17 @@ final class SandboxLayout {
         return out;
     }
 
+    /**
+     * Cheap existence test: {@code java.io.File} stats without throwing, where NIO's checks build an exception for
+     * every missing path (most hidden-path candidates are missing, and this runs for every run). A dangling link
+     * counts as missing: there is nothing behind it to hide or grant.
+     */
+    static boolean present(Path p) {
+        return p.toFile().exists();
+    }
+
     private static void hostPath(Path p, FileAccess access, String raw, Map<String, Entry> entries) {
-        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+        if (!present(p)) {
             if (access != FileAccess.NONE) {
                 throw new PolicyViolationException(access.name().toLowerCase() + " grant '" + raw
                         + "' no longer exists on this host; refusing to run with a different layout");
@@ -163,6 +172,9 @@ final class SandboxLayout {
         if (!rel.equals(".")) {
             for (String part : rel.split("/")) {
                 cur = cur.resolve(part);
+                if (!present(cur) && !Files.isSymbolicLink(cur)) {
+                    return;
+                }
                 if (Files.isSymbolicLink(cur)) {
                     if (access == FileAccess.NONE) {
                         // What the link points at is governed by the rules of that path; file operations still
@@ -192,7 +204,7 @@ final class SandboxLayout {
             for (String name : profile.protectedMetadata()) {
                 Path p = Path.of(root, name);
                 String key = p.toString();
-                if (entries.containsKey(key) || !Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                if (entries.containsKey(key) || !present(p) && !Files.isSymbolicLink(p)) {
                     continue;
                 }
                 if (Files.isSymbolicLink(p)) {
@@ -288,6 +300,24 @@ final class SandboxLayout {
      * skipped).
      */
     static List<Path> homeDirectories() {
+        // Recomputed whenever /etc/passwd or /home changes (their modification times), so a new user's home is
+        // covered by the next run; otherwise reused, since this runs for every run.
+        long stamp = Path.of("/etc/passwd").toFile().lastModified() * 31 + Path.of("/home").toFile().lastModified();
+        HomeCache c = homeCache;
+        if (c != null && c.stamp == stamp) {
+            return c.homes;
+        }
+        List<Path> homes = scanHomeDirectories();
+        homeCache = new HomeCache(stamp, homes);
+        return homes;
+    }
+
+    private record HomeCache(long stamp, List<Path> homes) {
+    }
+
+    private static volatile HomeCache homeCache;
+
+    private static List<Path> scanHomeDirectories() {
         Set<Path> homes = new LinkedHashSet<>();
         homes.add(Path.of("/root"));
         try (Stream<Path> s = Files.list(Path.of("/home"))) {
@@ -300,7 +330,7 @@ final class SandboxLayout {
                 String[] f = line.split(":");
                 if (f.length >= 6 && f[5].startsWith("/") && f[5].length() > 1) {
                     Path h = Path.of(f[5]);
-                    if (!SYSTEM_DIRS.contains(f[5]) && Files.isDirectory(h)) {
+                    if (!SYSTEM_DIRS.contains(f[5]) && h.toFile().isDirectory()) {
                         homes.add(h);
                     }
                 }
