@@ -46,6 +46,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -92,6 +100,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final ShellEnvironmentPolicy envPolicy;
     private final ResourceLimits defaultLimits;
     private final Map<String, String> hostEnvironment;
+    /** The policy applied to the host environment, once: it does not change during the engine's life. */
+    private final Map<String, String> baseEnvironment;
     private final int maxOutputBytes;
     private final long scratchBytes;
     private final Path sandboxRoot;
@@ -99,6 +109,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final boolean ownsRoot;
     private final HostWorkspaceManager manager;
     private final SandboxWorkspaceFS fs;
+    private final AccessDecision access;
     private final ArtifactService artifacts;
     private final Preflight.Result preflight;
     private final Cgroups cgroups;
@@ -108,6 +119,14 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
     /** The seccomp program files, written once per engine into its private state directory. */
     private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
+    /**
+     * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
+     * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
+     * first (a request thread that started a session, a virtual thread's carrier). These threads do not time out;
+     * there are as many as runs were concurrent at the peak, and they end with the engine.
+     */
+    private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
+            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), launcherThreads());
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ProgramRunner runner = (ws, spec) -> runProgram(ws, spec, AdditionalPermissions.NONE);
     private final InteractiveProgramRunner interactive = this::startSession;
@@ -119,6 +138,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         this.envPolicy = b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault() : b.envPolicy;
         this.defaultLimits = b.limits == null ? ResourceLimits.NONE : b.limits;
         this.hostEnvironment = Map.copyOf(b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
+        this.baseEnvironment = envPolicy.base(hostEnvironment);
         this.maxOutputBytes = b.maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : b.maxOutputBytes;
         if (maxOutputBytes <= 0) {
             throw new InvalidSpecException("maxOutputBytes (" + maxOutputBytes + ") must be positive");
@@ -147,7 +167,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         }
         this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
         this.artifacts = b.artifacts;
-        AccessDecision access = new AccessDecision(profile);
+        this.access = new AccessDecision(profile);
         this.fs = new SandboxWorkspaceFS(HostWorkspaceFS.builder().hostPaths(manager::hostPath)
                 .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
 
@@ -271,18 +291,51 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
         try {
-            RunResult r = HostProcesses.run(p.launch);
-            return checkSetup(r);
+            return checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
         } finally {
             p.releaseCgroups();
         }
+    }
+
+    /** Runs {@code task} on a launcher thread and waits; an interrupt of the caller is passed on (the run is killed). */
+    private <T> T onLauncher(java.util.concurrent.Callable<T> task) {
+        Future<T> f;
+        try {
+            f = launchers.submit(task);
+        } catch (RejectedExecutionException e) {
+            throw new CodeExecException("this SandboxEngine is closed");
+        }
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new CodeExecException("interrupted while waiting for the program; it was killed", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw new CodeExecException("the run failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    private static ThreadFactory launcherThreads() {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "codeexec-sandbox-launcher-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     private ProgramSession startSession(Workspace ws, RunProgramSpec spec) {
         Prepared p = prepare(ws, spec, AdditionalPermissions.NONE);
         ProgramSession s;
         try {
-            s = HostProcesses.start(p.launch, UUID.randomUUID().toString());
+            s = onLauncher(() -> HostProcesses.start(p.launch, UUID.randomUUID().toString()));
         } catch (RuntimeException e) {
             p.releaseCgroups();
             throw e;
@@ -347,7 +400,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         WorkspaceLayout.create(dir);
         Prepared p = prepare(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra);
         try {
-            return checkSetup(HostProcesses.run(p.launch));
+            return checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
         } finally {
             p.releaseCgroups();
         }
@@ -375,7 +428,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         if (!Files.isDirectory(cwd)) {
             throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
         }
-        AccessDecision decision = new AccessDecision(runProfile);
+        AccessDecision decision = runProfile == profile ? access : new AccessDecision(runProfile);
         if (!decision.canRead(resolver.relativize(cwd))) {
             throw new PolicyViolationException("cwd '" + cwdRel + "' is hidden by the permission profile");
         }
@@ -387,7 +440,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         runtime.put("TMPDIR", tmp);
         runtime.put("TMP", tmp);
         runtime.put("TEMP", tmp);
-        Map<String, String> env = envPolicy.resolve(hostEnvironment, spec.env(), spec.cleanEnv(), runtime);
+        Map<String, String> env = envPolicy.finish(spec.cleanEnv() ? Map.of() : baseEnvironment, spec.env(),
+                spec.cleanEnv(), runtime);
 
         SandboxLayout.Plan plan = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
                 ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories()) : null;
@@ -626,6 +680,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         } catch (RuntimeException e) {
             failure = addTo(failure, e);
         }
+        launchers.shutdown();
         if (cgroups != null) {
             cgroups.close();
         }

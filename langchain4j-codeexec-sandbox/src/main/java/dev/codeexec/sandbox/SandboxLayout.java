@@ -85,6 +85,9 @@ final class SandboxLayout {
         for (PermissionProfile.PathRule rule : profile.rules()) {
             if (rule.isHomePath()) {
                 for (Path home : homes) {
+                    if (hiddenByHostRule(profile, home)) {
+                        continue; // already hidden as a whole (/root): nothing below it needs its own mount
+                    }
                     hostPath(home.resolve(rule.path().substring(2)), rule.access(), rule.path(), entries);
                 }
             } else if (rule.isHostPath()) {
@@ -116,6 +119,26 @@ final class SandboxLayout {
             }
         });
         return new Plan(prune(mounts), protectedDirs);
+    }
+
+    /** True when a host no-access rule covers {@code p} and no grant lies between them. */
+    private static boolean hiddenByHostRule(PermissionProfile profile, Path p) {
+        String s = p.toString();
+        String best = null;
+        FileAccess bestAccess = null;
+        for (PermissionProfile.PathRule r : profile.rules()) {
+            if (!r.isHostPath()) {
+                continue;
+            }
+            String rp = r.path();
+            boolean covers = rp.equals("/") || s.equals(rp) || s.startsWith(rp + "/");
+            if (covers && (best == null || rp.length() > best.length()
+                    || rp.length() == best.length() && r.access().precedence() > bestAccess.precedence())) {
+                best = rp;
+                bestAccess = r.access();
+            }
+        }
+        return bestAccess == FileAccess.NONE;
     }
 
     /** Drops a hidden entry directly below another hidden entry: hiding twice only costs a mount. */

@@ -162,8 +162,13 @@ public final class ShellEnvironmentPolicy {
      */
     public Map<String, String> resolve(Map<String, String> host, Map<String, String> runEnv, boolean cleanEnv,
                                        Map<String, String> runtime) {
+        return finish(cleanEnv ? Map.of() : base(host), runEnv, cleanEnv, runtime);
+    }
+
+    /** Steps 1–4 (inherit, default excludes, excludes, set): the part that depends only on the host. */
+    Map<String, String> base(Map<String, String> host) {
         Map<String, String> env = new TreeMap<>();
-        if (!cleanEnv && host != null) {
+        if (host != null) {
             host.forEach((k, v) -> {
                 if (k == null || v == null || k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0
                         || v.indexOf('\0') >= 0) {
@@ -176,9 +181,15 @@ public final class ShellEnvironmentPolicy {
                 }
             });
         }
-        if (!cleanEnv) {
-            env.putAll(set);
-        } else {
+        env.putAll(set);
+        return env;
+    }
+
+    /** Steps 5–8 on top of a {@link #base} (or nothing, for a clean environment). */
+    Map<String, String> finish(Map<String, String> base, Map<String, String> runEnv, boolean cleanEnv,
+                               Map<String, String> runtime) {
+        Map<String, String> env = new TreeMap<>(base);
+        if (cleanEnv) {
             env.put("LANG", "C.UTF-8");
         }
         if (runEnv != null) {

@@ -119,6 +119,30 @@ class SandboxEngineIT {
     }
 
     @Test
+    void should_keep_session_alive_after_the_thread_that_started_it_ends() throws Exception {
+        // bubblewrap's --die-with-parent follows the parent *thread*: a session started from a short-lived thread
+        // must not die with it.
+        try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("r")).build()) {
+            Workspace ws = e.manager().createWorkspace("t", WorkspacePolicy.DEFAULT);
+            ProgramSession[] holder = new ProgramSession[1];
+            Thread starter = new Thread(() -> holder[0] = e.interactive().orElseThrow().startProgram(ws,
+                    RunProgramSpec.builder("cat").timeout(Duration.ofSeconds(30)).build()));
+            starter.start();
+            starter.join();
+            try (ProgramSession s = holder[0]) {
+                Thread.sleep(300);
+                s.write("still-here", true);
+                ProgramPoll p = s.await(Duration.ofMillis(200), 0, 100);
+                for (int i = 0; i < 50 && !p.output().contains("still-here"); i++) {
+                    p = s.await(Duration.ofMillis(100), 0, 100);
+                }
+                assertThat(p.output()).isEqualTo("still-here\n");
+                assertThat(p.running()).isTrue();
+            }
+        }
+    }
+
+    @Test
     void should_execute_code_blocks_as_code_executor_and_remove_root_on_close() {
         Path root = tmp.resolve("r");
         SandboxEngine e = SandboxEngine.builder().rootDir(root).build();
