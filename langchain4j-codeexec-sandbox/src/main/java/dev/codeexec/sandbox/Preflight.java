@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * <p>On failure the error names what failed, what bubblewrap said, and what to change on the host. Nothing ever
  * falls back to running without the sandbox.
  */
-public final class Preflight {
+final class Preflight {
 
     private static final Logger LOG = LoggerFactory.getLogger(Preflight.class);
 

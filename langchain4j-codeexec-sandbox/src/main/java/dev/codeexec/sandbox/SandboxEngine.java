@@ -110,6 +110,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final HostWorkspaceManager manager;
     private final SandboxWorkspaceFS fs;
     private final AccessDecision access;
+    private final WorkspaceManager workspaces = workspaceManager();
     private final ArtifactService artifacts;
     private final Preflight.Result preflight;
     private final Cgroups cgroups;
@@ -202,6 +203,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         return builder().build();
     }
 
+    /** A builder whose every setting has the strict default (see {@link Builder}). */
     public static Builder builder() {
         return new Builder();
     }
@@ -213,6 +215,10 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
     @Override
     public WorkspaceManager manager() {
+        return workspaces;
+    }
+
+    private WorkspaceManager workspaceManager() {
         return new WorkspaceManager() {
             @Override
             public Workspace createWorkspace(String execId, WorkspacePolicy policy) {

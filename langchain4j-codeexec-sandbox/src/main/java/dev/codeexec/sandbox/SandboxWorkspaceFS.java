@@ -53,8 +53,11 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
     @Override
     public void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options) {
         delegate.stageDirectory(ws, hostSource, to, options);
+        String rel = PathResolver.normalize(to);
         if (options != null && options.readOnly()) {
-            readOnly.computeIfAbsent(ws.id(), k -> ConcurrentHashMap.newKeySet()).add(PathResolver.normalize(to));
+            readOnly.computeIfAbsent(ws.id(), k -> ConcurrentHashMap.newKeySet()).add(rel);
+        } else {
+            forget(ws, rel);
         }
     }
 
@@ -86,5 +89,14 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
     @Override
     public void delete(Workspace ws, String path) {
         delegate.delete(ws, path);
+        forget(ws, PathResolver.normalize(path));
+    }
+
+    /** Forgets read-only stages at or below {@code rel} (they were replaced or deleted). */
+    private void forget(Workspace ws, String rel) {
+        Set<String> set = readOnly.get(ws.id());
+        if (set != null) {
+            set.removeIf(p -> rel.equals(".") || p.equals(rel) || p.startsWith(rel + "/"));
+        }
     }
 }

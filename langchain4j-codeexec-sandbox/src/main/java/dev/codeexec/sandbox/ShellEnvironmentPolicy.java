@@ -131,22 +131,27 @@ public final class ShellEnvironmentPolicy {
         return b;
     }
 
+    /** What is taken from the host before filtering. */
     public Inherit inherit() {
         return inherit;
     }
 
+    /** True when names matching {@link #DEFAULT_EXCLUDES} are dropped. */
     public boolean applyDefaultExcludes() {
         return applyDefaultExcludes;
     }
 
+    /** Extra name patterns dropped from the inherited variables. */
     public List<String> excludes() {
         return excludes;
     }
 
+    /** Variables set explicitly, after inheritance and exclusion. */
     public Map<String, String> set() {
         return set;
     }
 
+    /** The final allow list of name patterns; empty means no allow list. */
     public List<String> includeOnly() {
         return includeOnly;
     }
@@ -314,6 +319,7 @@ public final class ShellEnvironmentPolicy {
             return this;
         }
 
+        /** Builds the policy; invalid names or values fail with {@code InvalidSpecException}. */
         public ShellEnvironmentPolicy build() {
             return new ShellEnvironmentPolicy(this);
         }

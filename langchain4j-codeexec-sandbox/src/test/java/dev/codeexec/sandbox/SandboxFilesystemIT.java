@@ -244,6 +244,12 @@ class SandboxFilesystemIT {
                     + "print('write', attempt(lambda: open(p, 'w')))\n"
                     + "print('read', open(p).read())\n");
             assertThat(r.stdout()).contains("chmod EROFS").contains("write E").contains("read instructions");
+            // Control: staged again as writable, the same path is the program's to change.
+            e.fs().stageDirectory(w, skill, "skills/demo", new StageOptions(false, false));
+            RunResult again = python(e, w, SandboxTesting.TRY
+                    + "p = os.environ['SKILLS_DIR'] + '/demo/SKILL.md'\n"
+                    + "print('write', attempt(lambda: open(p, 'w').write('changed')))\n");
+            assertThat(again.stdout()).contains("write ok");
         }
     }
 

@@ -58,6 +58,7 @@ public final class SandboxCli {
     private SandboxCli() {
     }
 
+    /** Runs the command line and exits with its status (see the class documentation). */
     public static void main(String[] args) {
         // The library logs through SLF4J; on the command line only warnings matter, and they go to stderr.
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
