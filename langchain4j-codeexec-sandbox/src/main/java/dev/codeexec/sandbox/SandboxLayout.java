@@ -106,6 +106,17 @@ final class SandboxLayout {
                 }
             }
         }
+        if (profile.network() == NetworkMode.ENABLED) {
+            // With the network on, name resolution must keep working where /etc/resolv.conf links into the hidden
+            // /run (systemd-resolved, resolvconf): the one file it points at is shown read-only.
+            Path resolv = Path.of("/etc/resolv.conf");
+            if (Files.isSymbolicLink(resolv) && present(resolv)) {
+                String real = real(resolv);
+                if (real != null && !real.equals(resolv.toString()) && !entries.containsKey(real)) {
+                    entries.put(real, new Entry(Mount.Kind.RO_BIND));
+                }
+            }
+        }
         List<String> protectedDirs = new ArrayList<>();
         protect(profile, entries, protectedDirs);
         if (!profile.noAccessGlobs().isEmpty()) {
