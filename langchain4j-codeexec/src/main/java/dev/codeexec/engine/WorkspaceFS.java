@@ -23,8 +23,9 @@ public interface WorkspaceFS {
     void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options);
 
     /**
-     * Reads the files matching the globs ({@code **} crosses directories), at most 4 MiB of each, contents inline.
-     * Links out of the workspace are skipped. A glob that matches nothing contributes nothing.
+     * Reads the files matching the globs ({@code **} crosses directories), contents inline: at most 4 MiB of each,
+     * 1000 files and 64 MiB in all (use {@link #collectOutputs} to choose limits and see which were hit). Links out
+     * of the workspace are skipped. A glob that matches nothing contributes nothing.
      */
     List<FileRef> collect(Workspace ws, List<String> globs);
 
@@ -38,7 +39,7 @@ public interface WorkspaceFS {
      * Reads a window of one file.
      *
      * @param offset   first byte to read
-     * @param maxBytes most bytes to read
+     * @param maxBytes most bytes to read (backends may cap it; the host-directory backends at 16 MiB)
      * @return the window; {@link FileRef#truncated()} is true when bytes follow the window
      * @throws InvalidSpecException when the file does not exist or is a directory
      */

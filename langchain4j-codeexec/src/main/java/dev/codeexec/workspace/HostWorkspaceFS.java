@@ -50,6 +50,12 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     /** {@value} bytes: most of one file {@link #collect} reads. */
     public static final int COLLECT_MAX_FILE_BYTES = 4 << 20;
 
+    /** {@value}: most files {@link #collect} returns; it also stops at 64 MiB in total. */
+    public static final int COLLECT_MAX_FILES = 1000;
+
+    /** {@value} bytes: the largest window {@link #readFile} returns (16 MiB), whatever is asked. */
+    public static final int READ_MAX_BYTES = 16 << 20;
+
     /** {@value}: most entries a listing or a glob walk visits, so a huge tree cannot exhaust memory. */
     public static final int MAX_WALK_ENTRIES = 100_000;
 
@@ -109,13 +115,10 @@ public final class HostWorkspaceFS implements WorkspaceFS {
 
     @Override
     public List<FileRef> collect(Workspace ws, List<String> globs) {
-        PathResolver r = resolver(ws);
-        PathAccess a = access.apply(ws);
-        List<FileRef> out = new ArrayList<>();
-        for (String rel : match(r, a, globs).keySet()) {
-            out.add(read(r, rel, 0, COLLECT_MAX_FILE_BYTES, true));
-        }
-        return out;
+        // The same walk and limits as collectOutputs, so memory is bounded here too.
+        return collectOutputs(ws, OutputSpec.builder().globs(globs).maxFiles(COLLECT_MAX_FILES)
+                .maxFileBytes(COLLECT_MAX_FILE_BYTES).maxTotalBytes(OutputSpec.DEFAULT_MAX_TOTAL_BYTES).build())
+                .files();
     }
 
     @Override
@@ -193,7 +196,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
                 break;
             }
             int window = (int) Math.min(Math.min(s.maxFileBytes(), remaining), Integer.MAX_VALUE - 16);
-            FileRef f = read(r, e.getKey(), 0, window, true);
+            FileRef f = readAt(r.resolve(e.getKey()), e.getKey(), 0, window);
             if (f.truncated()) {
                 hit.add(f.sizeBytes() > s.maxFileBytes() ? OutputLimit.MAX_FILE_BYTES : OutputLimit.MAX_TOTAL_BYTES);
             }
@@ -229,6 +232,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         if (maxBytes < 0) {
             throw new InvalidSpecException("maxBytes (" + maxBytes + ") must not be negative");
         }
+        maxBytes = Math.min(maxBytes, READ_MAX_BYTES);
         PathResolver r = resolver(ws);
         String norm = PathResolver.normalize(path);
         requireRead(access.apply(ws), norm);
@@ -445,11 +449,6 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         } catch (IOException e) {
             return 0;
         }
-    }
-
-    private FileRef read(PathResolver r, String rel, long offset, int maxBytes, boolean contentRequired) {
-        Path p = r.resolve(rel);
-        return readAt(p, rel, offset, maxBytes);
     }
 
     /** Reads a window without following a link at the last component. */

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>A key's workspace is created once, on first use, even when first calls race.</li>
- *   <li>{@link #withWorkspace} holds the key's lock for the call, so runs in one workspace are serial; different
+ *   <li>{@link #withWorkspace} holds the key's lock for the call, so runs in one workspace are serial (unless built with
+ *       {@code serialCalls(false)}); different
  *       keys proceed in parallel. Lock order: a key's lock is never held while waiting for another key's.</li>
  *   <li>Workspaces idle longer than the TTL are removed by {@link #reapIdle()}, which a background thread
  *       ({@code codeexec-workspace-reaper}) calls when a TTL is set. A workspace in use is never reaped.</li>
@@ -42,6 +43,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
     private final WorkspacePolicy policy;
     private final Duration idleTtl;
     private final LongSupplier nanoClock;
+    private final boolean serialCalls;
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -51,6 +53,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
         this.policy = b.policy == null ? WorkspacePolicy.DEFAULT : b.policy;
         this.idleTtl = b.idleTtl;
         this.nanoClock = b.nanoClock == null ? System::nanoTime : b.nanoClock;
+        this.serialCalls = b.serialCalls;
         if (idleTtl != null && b.startReaper) {
             long period = Math.max(1000, idleTtl.toMillis() / 2);
             this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -94,6 +97,18 @@ public final class WorkspaceRegistry implements AutoCloseable {
                     e.workspace = engine.manager().createWorkspace(key, policy);
                 }
                 e.lastUsed = nanoClock.getAsLong();
+                if (!serialCalls) {
+                    e.active.incrementAndGet();
+                    Workspace ws = e.workspace;
+                    e.lock.unlock();
+                    try {
+                        return action.apply(ws);
+                    } finally {
+                        e.lastUsed = nanoClock.getAsLong();
+                        e.active.decrementAndGet();
+                        e.lock.lock();
+                    }
+                }
                 try {
                     return action.apply(e.workspace);
                 } catch (WorkspaceGoneException gone) {
@@ -149,7 +164,8 @@ public final class WorkspaceRegistry implements AutoCloseable {
         int n = 0;
         for (var en : entries.entrySet()) {
             Entry e = en.getValue();
-            if (e.workspace != null && now - e.lastUsed > idleTtl.toNanos() && e.lock.tryLock()) {
+            if (e.workspace != null && e.active.get() == 0 && now - e.lastUsed > idleTtl.toNanos()
+                    && e.lock.tryLock()) {
                 try {
                     if (now - e.lastUsed > idleTtl.toNanos() && entries.remove(en.getKey(), e)) {
                         cleanupLocked(e);
@@ -238,6 +254,8 @@ public final class WorkspaceRegistry implements AutoCloseable {
         volatile Workspace workspace;
         volatile long lastUsed;
         volatile boolean removed;
+        /** Calls running without the lock (when calls are not serial). */
+        final java.util.concurrent.atomic.AtomicInteger active = new java.util.concurrent.atomic.AtomicInteger();
     }
 
     /** Builder for {@link WorkspaceRegistry}. */
@@ -247,6 +265,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
         private Duration idleTtl;
         private LongSupplier nanoClock;
         private boolean startReaper = true;
+        private boolean serialCalls = true;
 
         private Builder(Engine engine) {
             this.engine = engine;
@@ -270,6 +289,16 @@ public final class WorkspaceRegistry implements AutoCloseable {
         /** A nanosecond clock for idle times (tests pass a fake); default {@link System#nanoTime()}. */
         public Builder clock(LongSupplier nanoClock) {
             this.nanoClock = nanoClock;
+            return this;
+        }
+
+        /**
+         * Whether calls on one key run one at a time (default true). With false, calls on one workspace may overlap:
+         * the workspace is still created once, and is not reaped while a call runs, but programs of one conversation
+         * can then see each other's half-written files.
+         */
+        public Builder serialCalls(boolean serialCalls) {
+            this.serialCalls = serialCalls;
             return this;
         }
 

@@ -125,6 +125,34 @@ class WorkspaceRegistryTest {
     }
 
     @Test
+    void should_overlap_calls_on_one_key_when_calls_are_not_serial() throws Exception {
+        WorkspaceRegistry concurrent = WorkspaceRegistry.builder(engine).idleTtl(TTL).clock(clock::get)
+                .backgroundReaper(false).serialCalls(false).build();
+        try {
+            CyclicBarrier both = new CyclicBarrier(2);
+            Future<Workspace> a = pool.submit(() -> concurrent.withWorkspace("k", ws -> await(both, ws)));
+            Future<Workspace> b = pool.submit(() -> concurrent.withWorkspace("k", ws -> await(both, ws)));
+            // Both calls are inside the same workspace at once: only overlapping calls pass the barrier.
+            assertThat(a.get(30, TimeUnit.SECONDS)).isEqualTo(b.get(30, TimeUnit.SECONDS));
+
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Future<Workspace> running = pool.submit(() -> concurrent.withWorkspace("k", ws -> {
+                inside.countDown();
+                awaitLatch(release);
+                return ws;
+            }));
+            assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
+            clock.addAndGet(TTL.toNanos() * 2);
+            assertThat(concurrent.reapIdle()).as("a workspace in use is not reaped").isZero();
+            release.countDown();
+            running.get(30, TimeUnit.SECONDS);
+        } finally {
+            concurrent.close();
+        }
+    }
+
+    @Test
     void should_reap_idle_workspace_when_ttl_passes_on_fake_clock() {
         Workspace a = registry.acquire("a");
         registry.acquire("b");

@@ -1,0 +1,119 @@
+package dev.codeexec.policy;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Ready-made {@link ArgumentValidator}s for common commands that can run other programs through their arguments.
+ *
+ * <p><b>Best effort, and only the command line.</b> Each validator refuses the known routes from the arguments of its
+ * command to another program (or to writing files where that is the route) and, where the syntax is rich, accepts only
+ * a subset it understands. None of them can see what the command reads from files: a python script, a
+ * {@code .git/config} or hook, an awk program file (refused for that reason). None covers commands without a
+ * validator (make, npm, perl, ruby, node, ssh, rsync {@code -e}, ...); leave those off the allow list, or write a
+ * validator. The backend's isolation is what bounds a command that gets through.
+ *
+ * <p>{@link #defaults()} is what {@link CommandPolicy#builder()} starts with.
+ */
+public final class ArgumentValidators {
+
+    private static final ArgumentValidator FIND = new FindValidator();
+    private static final ArgumentValidator AWK = new AwkValidator();
+    private static final ArgumentValidator PYTHON = new PythonValidator(false);
+    private static final ArgumentValidator PYTHON_INLINE = new PythonValidator(true);
+    private static final ArgumentValidator GIT = new GitValidator();
+    private static final ArgumentValidator TAR = new TarValidator();
+    private static final ArgumentValidator SED = new SedValidator();
+
+    private ArgumentValidators() {
+    }
+
+    /**
+     * The default validators by command name: {@code find gfind} ({@link #find()}), {@code awk gawk mawk nawk}
+     * ({@link #awk()}), {@code python pypy} ({@link #python()}; names match with versions, so {@code python3.12} is
+     * covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar} ({@link #tar()}) and {@code sed gsed}
+     * ({@link #sed()}). A new modifiable map on every call.
+     */
+    public static Map<String, ArgumentValidator> defaults() {
+        Map<String, ArgumentValidator> m = new LinkedHashMap<>();
+        m.put("find", FIND);
+        m.put("gfind", FIND);
+        m.put("awk", AWK);
+        m.put("gawk", AWK);
+        m.put("mawk", AWK);
+        m.put("nawk", AWK);
+        m.put("python", PYTHON);
+        m.put("pypy", PYTHON);
+        m.put("git", GIT);
+        m.put("tar", TAR);
+        m.put("gtar", TAR);
+        m.put("bsdtar", TAR);
+        m.put("sed", SED);
+        m.put("gsed", SED);
+        return m;
+    }
+
+    /**
+     * find: refuses {@code -exec -execdir -ok -okdir} (run commands), {@code -delete}, and
+     * {@code -fprint -fprint0 -fprintf -fls} (write files).
+     */
+    public static ArgumentValidator find() {
+        return FIND;
+    }
+
+    /**
+     * awk and its variants: accepts inline program text only, and only text without {@code system}, {@code |} (other
+     * than {@code ||}), {@code >} and {@code @}. Conservative: {@code $3 > 100} is refused and must be written
+     * {@code 100 < $3}; a regular expression with {@code |} is refused. Program files ({@code -f}), extensions
+     * ({@code -l}, {@code @load}) and options other than {@code -F -v -e --source --sandbox} and a few
+     * format flags are refused.
+     */
+    public static ArgumentValidator awk() {
+        return AWK;
+    }
+
+    /**
+     * python: refuses inline code ({@code -c}), modules run as programs ({@code -m}, e.g. {@code -m pip}) and
+     * programs read from stdin ({@code -} or no script). Running a script file is allowed, and a script can do
+     * anything: an allow-listed python is arbitrary code within the backend's isolation.
+     */
+    public static ArgumentValidator python() {
+        return PYTHON;
+    }
+
+    /** python with {@code -c}, {@code -m} and stdin programs allowed; only unknown options are refused. */
+    public static ArgumentValidator pythonAllowingInlineCode() {
+        return PYTHON_INLINE;
+    }
+
+    /**
+     * git: refuses {@code -c} and {@code git config} writes outside a few identity and display keys,
+     * {@code --config-env}, {@code --exec-path}, {@code --upload-pack}, {@code --receive-pack}, {@code --exec},
+     * {@code --template}, {@code ext::} remotes, {@code rebase -x}, {@code grep -O}, {@code submodule foreach},
+     * {@code bisect run}, and subcommands that run tools or servers ({@code difftool}, {@code mergetool},
+     * {@code filter-branch}, {@code hook}, {@code daemon}, ...). It cannot see hooks, aliases or config in the
+     * repository, which a model that writes files can create.
+     */
+    public static ArgumentValidator git() {
+        return GIT;
+    }
+
+    /**
+     * tar: refuses {@code --to-command}, {@code --use-compress-program}/{@code -I}, {@code --checkpoint-action},
+     * {@code --info-script}/{@code --new-volume-script}/{@code -F}, {@code --rsh-command}, {@code --rmt-command} (any
+     * abbreviation), {@code -T}/{@code --files-from} without {@code --verbatim-files-from}, and {@code host:path}
+     * archives without {@code --force-local}.
+     */
+    public static ArgumentValidator tar() {
+        return TAR;
+    }
+
+    /**
+     * sed: parses the script and refuses the {@code e}, {@code r}, {@code R}, {@code w} and {@code W} commands and the
+     * {@code s///e} and {@code s///w} flags (what GNU sed's {@code --sandbox} disables), script files ({@code -f}),
+     * unknown options, and scripts it cannot parse.
+     */
+    public static ArgumentValidator sed() {
+        return SED;
+    }
+}

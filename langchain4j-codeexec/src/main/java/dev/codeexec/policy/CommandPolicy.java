@@ -1,0 +1,419 @@
+package dev.codeexec.policy;
+
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PolicyViolationException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which shell commands a model may run through {@code workspace_exec}: a parser for a safe shell subset, a built-in
+ * deny list of shell wrappers and re-executing builtins, allow and deny lists by command name, and argument validators
+ * for commands that can run other commands through their arguments.
+ *
+ * <p><b>This is a name-based policy, not a sandbox.</b> A permitted command still does whatever its arguments and the
+ * files it reads tell it to: an allowed interpreter runs any script the model writes, {@code git} runs hooks and
+ * config commands from a repository the model can write, and every allowed command can read what the process can read.
+ * The argument validators close the common routes on the command line, on a best-effort basis. Put policy runs on a
+ * backend that isolates them (the sandbox or container engine); the policy narrows what the model tries, the backend
+ * bounds what it can do. See {@code docs/command-policy.md}.
+ *
+ * <p>{@link #check(String)} does, for every command line:
+ * <ol>
+ *   <li>parse it; anything but words, quotes, escapes and the operators {@code | && || ;} is refused: command and
+ *       process substitution, parameter and arithmetic expansion, redirection and here-documents, subshells and
+ *       blocks, globs, brace and tilde expansion, background {@code &}, comments, history {@code !}, control
+ *       characters and newlines, leading assignments ({@code NAME=value cmd}), shell keywords, more than
+ *       {@value #MAX_SEGMENTS} segments or {@value #MAX_COMMAND_BYTES} bytes;</li>
+ *   <li>for each segment's command name, in this order of precedence:
+ *     <ol>
+ *       <li>the {@linkplain #builtInDeniedCommands() built-in deny list} (shells, {@code eval}, {@code env},
+ *           {@code xargs}, {@code sudo}, {@code cd}, {@code export}, ...) refuses it; no allow list overrides it;</li>
+ *       <li>the {@linkplain Builder#deny(String...) deny list} refuses it;</li>
+ *       <li>when an {@linkplain Builder#allow(String...) allow list} is set, a name not on it is refused;</li>
+ *     </ol></li>
+ *   <li>the segment's {@link ArgumentValidator}, if there is one for the command, checks its arguments
+ *       ({@link ArgumentValidators#defaults()} unless configured otherwise).</li>
+ * </ol>
+ * Deny lists match loosely: the word, its basename, case-folded, without a Windows executable suffix, and without a
+ * trailing version ({@code /usr/bin/Python3.11} matches a deny of {@code python}). Allow lists match exactly: a bare
+ * entry ({@code echo}) matches only the bare name {@code echo}, never {@code ./echo} or {@code /tmp/echo}; an entry
+ * with a path ({@code /usr/bin/echo}) matches only that exact path.
+ *
+ * <p>A policy run must also start from a clean environment, or {@code BASH_ENV}, {@code LD_PRELOAD} and friends would
+ * undo all of this: scrub caller-provided variables with {@link EnvironmentScrubber} and refuse engines whose
+ * {@code Capabilities.supportsCleanEnv()} is false (the LangChain4j tools do both). Run the result through
+ * {@link ParsedCommand#resolveExecutables(String)} and {@link ParsedCommand#toShellScript()}.
+ *
+ * <pre>{@code
+ * CommandPolicy policy = CommandPolicy.builder()
+ *         .allow("ls", "cat", "grep", "wc", "sort", "python3")
+ *         .build();
+ * ParsedCommand ok = policy.check("grep -c error work/log.txt");   // passes
+ * policy.check("curl http://example.com");   // PolicyViolationException: not in the allow list
+ * }</pre>
+ *
+ * <p>{@link #permissive()} is the absence of a policy: nothing is parsed or checked, and callers run the command line
+ * with a full shell. Every policy from {@link #builder()}, even one with no lists, is enforcing: it parses, applies the
+ * built-in deny list and the validators.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class CommandPolicy {
+
+    /** {@value} bytes (UTF-8): the longest command line an enforcing policy accepts. */
+    public static final int MAX_COMMAND_BYTES = ShellParser.MAX_BYTES;
+
+    /** {@value}: the most segments (simple commands joined by operators) in one command line. */
+    public static final int MAX_SEGMENTS = ShellParser.MAX_SEGMENTS;
+
+    private static final Logger log = LoggerFactory.getLogger(CommandPolicy.class);
+    private static final AtomicBoolean WARNED_DENY_ONLY = new AtomicBoolean();
+
+    /** Shells and multi-call binaries that contain one: they run whatever their arguments say. */
+    private static final List<String> SHELLS = List.of("sh", "bash", "rbash", "zsh", "ash", "dash", "ksh", "mksh",
+            "pdksh", "yash", "posh", "csh", "tcsh", "fish", "elvish", "nu", "xonsh", "pwsh", "powershell", "cmd",
+            "busybox", "toybox");
+
+    /** Builtins that run their arguments as shell code or look commands up behind the policy's back. */
+    private static final List<String> REEXECUTING_BUILTINS = List.of("eval", "exec", "command", "source", ".",
+            "builtin", "fc", "coproc");
+
+    /** Programs whose purpose is to run another program, named in their arguments. */
+    private static final List<String> WRAPPERS = List.of("xargs", "env", "nohup", "timeout", "sudo", "sudoedit",
+            "su", "doas", "pkexec", "setsid", "unshare", "nsenter", "chroot", "runuser", "setpriv", "capsh", "newgrp",
+            "sg", "time", "nice", "ionice", "chrt", "taskset", "numactl", "prlimit", "cgexec", "stdbuf", "unbuffer",
+            "rlwrap", "strace", "ltrace", "valgrind", "catchsegv", "script", "flock", "watch", "parallel", "at",
+            "batch", "crontab", "systemd-run", "run-parts", "start-stop-daemon", "daemonize", "chpst", "fakeroot",
+            "faketime", "eatmydata", "proot", "firejail", "bwrap", "torsocks", "proxychains", "proxychains4",
+            "ssh-agent", "dbus-run-session", "setarch", "linux32", "linux64");
+
+    /** Builtins that change the shell's state for the segments that follow (variables, PATH, cwd, traps, limits). */
+    private static final List<String> STATE_BUILTINS = List.of("trap", "alias", "unalias", "enable", "hash",
+            "export", "unset", "readonly", "local", "declare", "typeset", "set", "shopt", "cd", "pushd", "popd",
+            "ulimit", "umask", "bind", "complete", "compgen", "compopt");
+
+    /** Builtins that assign variables ({@code printf -v PATH ...}, {@code read PATH}). */
+    private static final List<String> VARIABLE_BUILTINS = List.of("printf", "read", "getopts", "let", "mapfile",
+            "readarray");
+
+    private static final Set<String> BUILT_IN_DENY;
+
+    static {
+        Set<String> all = new TreeSet<>();
+        for (List<String> group : List.of(SHELLS, REEXECUTING_BUILTINS, WRAPPERS, STATE_BUILTINS,
+                VARIABLE_BUILTINS)) {
+            all.addAll(group);
+        }
+        BUILT_IN_DENY = Collections.unmodifiableSet(all);
+    }
+
+    private static final CommandPolicy PERMISSIVE = new CommandPolicy(false, Set.of(), Set.of(), Map.of());
+
+    private final boolean enforcing;
+    private final Set<String> allowed;
+    private final Set<String> denied;
+    /** Deny entries by {@link CommandNames#key}. */
+    private final Set<String> deniedKeys;
+    /** Validators by {@link CommandNames#key}, in insertion order. */
+    private final Map<String, ArgumentValidator> validators;
+
+    private CommandPolicy(boolean enforcing, Set<String> allowed, Set<String> denied,
+                          Map<String, ArgumentValidator> validators) {
+        this.enforcing = enforcing;
+        this.allowed = Collections.unmodifiableSet(new TreeSet<>(allowed));
+        this.denied = Collections.unmodifiableSet(new TreeSet<>(denied));
+        Set<String> keys = new TreeSet<>();
+        for (String d : denied) {
+            keys.add(CommandNames.key(d));
+        }
+        this.deniedKeys = Collections.unmodifiableSet(keys);
+        this.validators = Collections.unmodifiableMap(new LinkedHashMap<>(validators));
+    }
+
+    /**
+     * No policy: {@link #isEnforcing()} is false and {@link #check(String)} refuses to be called. Callers that see a
+     * permissive policy run the command line unparsed with a full shell and the engine's normal environment.
+     */
+    public static CommandPolicy permissive() {
+        return PERMISSIVE;
+    }
+
+    /**
+     * A builder for an enforcing policy. Defaults: no allow list (any command not denied may run), no deny list beyond
+     * the built-in one, and the {@link ArgumentValidators#defaults() default argument validators}.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Shorthand for {@code builder().allow(commands).build()}: only these commands, with the default validators. */
+    public static CommandPolicy allowing(String... commands) {
+        return builder().allow(commands).build();
+    }
+
+    /**
+     * The built-in deny list, applied by every enforcing policy whatever its allow list says: shells and multi-call
+     * binaries ({@code sh bash zsh busybox ...}), builtins that re-execute their arguments
+     * ({@code eval exec command source . builtin fc coproc}), programs that run the program named in their arguments
+     * ({@code xargs env sudo timeout nice time strace watch ...}), builtins that change shell state for the following
+     * segments ({@code cd export set trap alias ulimit ...}) and builtins that assign variables
+     * ({@code printf read let mapfile ...}). Matched like the deny list (name or basename, case-folded).
+     */
+    public static Set<String> builtInDeniedCommands() {
+        return BUILT_IN_DENY;
+    }
+
+    /** False only for {@link #permissive()}. */
+    public boolean isEnforcing() {
+        return enforcing;
+    }
+
+    /** The allow list as configured; empty means every command that is not denied is allowed. */
+    public Set<String> allowedCommands() {
+        return allowed;
+    }
+
+    /** The deny list as configured, on top of {@link #builtInDeniedCommands()}. */
+    public Set<String> deniedCommands() {
+        return denied;
+    }
+
+    /** The argument validators by command name (folded basename). */
+    public Map<String, ArgumentValidator> validators() {
+        return validators;
+    }
+
+    /**
+     * Parses {@code commandLine} and checks every command in it, as described on the class.
+     *
+     * @param commandLine the command line the model wrote
+     * @return the parsed command, whose segments are exactly the argv lists that were checked
+     * @throws PolicyViolationException with a message the model can act on, naming the construct or command and the
+     *                                  rule that refused it
+     * @throws IllegalStateException    when called on {@link #permissive()}, which does not parse
+     */
+    public ParsedCommand check(String commandLine) {
+        if (!enforcing) {
+            throw new IllegalStateException("the permissive policy does not parse or check commands; test"
+                    + " isEnforcing() before calling check()");
+        }
+        ParsedCommand parsed = ShellParser.parse(commandLine);
+        for (ParsedCommand.Segment segment : parsed.segments()) {
+            checkName(segment.command());
+        }
+        for (ParsedCommand.Segment segment : parsed.segments()) {
+            ArgumentValidator validator = validatorFor(segment.command());
+            if (validator != null) {
+                validator.validate(segment.argv());
+            }
+        }
+        return parsed;
+    }
+
+    /**
+     * {@link #check(String)}, then {@link ParsedCommand#resolveExecutables(String)} against {@code path}, the
+     * {@code PATH} of the run on this host's file system.
+     *
+     * @throws PolicyViolationException when the policy refuses the line or a command is not found on {@code path}
+     */
+    public ParsedCommand check(String commandLine, String path) {
+        return check(commandLine).resolveExecutables(path);
+    }
+
+    private void checkName(String name) {
+        List<String> candidates = CommandNames.candidates(name);
+        for (String c : candidates) {
+            if (BUILT_IN_DENY.contains(c)) {
+                throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the built-in"
+                        + " policy: it is a shell, a shell wrapper or a re-executing or state-changing builtin, which"
+                        + " could run anything; no allow list can enable it. Run the command you want directly"
+                        + " (e.g. 'grep x f' instead of \"sh -c 'grep x f'\").");
+            }
+        }
+        for (String c : candidates) {
+            if (deniedKeys.contains(c)) {
+                throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the policy's deny"
+                        + " list");
+            }
+        }
+        if (!allowed.isEmpty() && !allowed.contains(name)) {
+            String hint = CommandNames.isPathful(name) && allowed.contains(CommandNames.basename(name))
+                    ? " (the allow list names '" + CommandNames.basename(name) + "' without a path; write it bare)"
+                    : "";
+            throw new PolicyViolationException("command '" + quoteName(name) + "' is not in the policy's allow list"
+                    + hint + "; allowed commands: " + summary(allowed));
+        }
+    }
+
+    private ArgumentValidator validatorFor(String name) {
+        for (String c : CommandNames.candidates(name)) {
+            ArgumentValidator v = validators.get(c);
+            if (v != null) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    private static String quoteName(String name) {
+        return name.length() <= 80 ? name : name.substring(0, 77) + "...";
+    }
+
+    private static String summary(Set<String> names) {
+        List<String> list = new ArrayList<>(names);
+        if (list.size() <= 40) {
+            return String.join(", ", list);
+        }
+        return String.join(", ", list.subList(0, 40)) + ", ... (" + (list.size() - 40) + " more)";
+    }
+
+    /** A builder with this policy's lists and validators; the permissive policy gives a fresh default builder. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        if (enforcing) {
+            b.allowed.addAll(allowed);
+            b.denied.addAll(denied);
+            b.validators.clear();
+            b.validators.putAll(validators);
+        }
+        return b;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CommandPolicy other && enforcing == other.enforcing && allowed.equals(other.allowed)
+                && denied.equals(other.denied) && validators.equals(other.validators);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(enforcing, allowed, denied, validators);
+    }
+
+    @Override
+    public String toString() {
+        if (!enforcing) {
+            return "CommandPolicy[permissive]";
+        }
+        return "CommandPolicy[allow=" + (allowed.isEmpty() ? "<any not denied>" : allowed) + ", deny=" + denied
+                + ", validators=" + validators.keySet() + "]";
+    }
+
+    /**
+     * Builder for an enforcing {@link CommandPolicy}. Lists accumulate across calls. Entries must be non-blank and
+     * free of whitespace and control characters; a bad entry throws {@link InvalidSpecException} naming it.
+     */
+    public static final class Builder {
+        private final Set<String> allowed = new TreeSet<>();
+        private final Set<String> denied = new TreeSet<>();
+        private final Map<String, ArgumentValidator> validators = new LinkedHashMap<>(ArgumentValidators.defaults());
+
+        private Builder() {
+        }
+
+        /**
+         * Adds commands to the allow list. A bare name ({@code "grep"}) permits that bare name only; a name with a
+         * path ({@code "/usr/bin/grep"}, {@code "./tool"}) permits exactly that path. Matching is case-sensitive.
+         * Beware that a relative path such as {@code ./tool} names a file in the workspace, which the model can write.
+         * Default: empty, meaning every command that is not denied is allowed.
+         */
+        public Builder allow(String... commands) {
+            return allow(Arrays.asList(nonNull(commands, "allow")));
+        }
+
+        /** Adds commands to the allow list; see {@link #allow(String...)}. */
+        public Builder allow(Collection<String> commands) {
+            for (String c : nonNull(commands, "allow")) {
+                allowed.add(validEntry(c, "allow"));
+            }
+            return this;
+        }
+
+        /**
+         * Adds commands to the deny list. An entry is compared by its basename, case-folded, against the command name
+         * and its basename, with a Windows executable suffix and a trailing version removed: denying {@code curl}
+         * also denies {@code /usr/bin/curl} and {@code CURL}; denying {@code python} also denies {@code python3.12}.
+         * Default: empty (the {@linkplain CommandPolicy#builtInDeniedCommands() built-in list} always applies).
+         */
+        public Builder deny(String... commands) {
+            return deny(Arrays.asList(nonNull(commands, "deny")));
+        }
+
+        /** Adds commands to the deny list; see {@link #deny(String...)}. */
+        public Builder deny(Collection<String> commands) {
+            for (String c : nonNull(commands, "deny")) {
+                denied.add(validEntry(c, "deny"));
+            }
+            return this;
+        }
+
+        /**
+         * Sets the argument validator for {@code command} (a name, matched like a deny entry), replacing any validator
+         * for that name, including a default one; {@code null} removes the validator for that name.
+         */
+        public Builder validator(String command, ArgumentValidator validator) {
+            String key = CommandNames.key(validEntry(command, "validator"));
+            if (validator == null) {
+                validators.remove(key);
+            } else {
+                validators.put(key, validator);
+            }
+            return this;
+        }
+
+        /**
+         * Replaces all argument validators, the defaults included; {@code Map.of()} runs none. Default:
+         * {@link ArgumentValidators#defaults()}.
+         */
+        public Builder validators(Map<String, ArgumentValidator> validators) {
+            Objects.requireNonNull(validators, "validators");
+            this.validators.clear();
+            validators.forEach(this::validator);
+            return this;
+        }
+
+        /** Builds the policy. Logs a warning (once per JVM) when there is no allow list. */
+        public CommandPolicy build() {
+            if (allowed.isEmpty() && WARNED_DENY_ONLY.compareAndSet(false, true)) {
+                log.warn("A command policy without an allow list lets the model run any command that is not denied;"
+                        + " name-based deny lists are easy to get around. Prefer an allow list.");
+            }
+            return new CommandPolicy(true, allowed, denied, validators);
+        }
+
+        private static <T> T nonNull(T value, String what) {
+            if (value == null) {
+                throw new InvalidSpecException(what + " list must not be null");
+            }
+            return value;
+        }
+
+        private static String validEntry(String entry, String what) {
+            if (entry == null || entry.isBlank()) {
+                throw new InvalidSpecException(what + " entry (" + entry + ") must not be null or blank");
+            }
+            for (int k = 0; k < entry.length(); k++) {
+                char c = entry.charAt(k);
+                if (Character.isWhitespace(c) || Character.isISOControl(c)) {
+                    throw new InvalidSpecException(what + " entry ('" + entry.strip() + "') must be one command name"
+                            + " or path, without whitespace or control characters");
+                }
+            }
+            if (entry.endsWith("/")) {
+                throw new InvalidSpecException(what + " entry ('" + entry + "') must name a file, not a directory");
+            }
+            return entry;
+        }
+    }
+}

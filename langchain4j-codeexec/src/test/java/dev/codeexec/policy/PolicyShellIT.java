@@ -1,0 +1,165 @@
+package dev.codeexec.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.testing.Requirements;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Policy output run by real shells: the rendered script gives the program exactly the checked argv, a checked and
+ * resolved pipeline runs in a clean environment, and each argument validator refuses an attack that really works when
+ * it is not checked (proved by running it unchecked first) while the everyday use next to it runs.
+ */
+class PolicyShellIT {
+
+    private static final String CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+    @TempDir
+    Path dir;
+
+    record Run(int exit, String stdout, String stderr) {
+    }
+
+    private Run run(Path cwd, String... command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(cwd.toFile());
+        pb.environment().clear();
+        pb.environment().put("PATH", CLEAN_PATH);
+        pb.environment().put("HOME", cwd.toString());
+        pb.environment().put("LANG", "C.UTF-8");
+        Path out = Files.createTempFile(dir, "out", ".txt");
+        Path err = Files.createTempFile(dir, "err", ".txt");
+        pb.redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.from(
+                Path.of("/dev/null").toFile()));
+        Process p = pb.start();
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("timed out: " + String.join(" ", command));
+        }
+        return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    // ---------------------------------------------------------------- rendering fidelity
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @ValueSource(strings = {"/bin/sh", "/bin/bash"})
+    void should_give_the_program_exactly_the_checked_words_when_a_shell_runs_the_rendering(String shell)
+            throws Exception {
+        Requirements.require(Files.isExecutable(Path.of(shell)), shell);
+        List<String> words = List.of("plain", "", "with space", "it's", "\"dq\"", "$HOME", "$(id)", "`id`", "~",
+                "~/x", "a=~/x", "*", "?", "[a]", "{a,b}", "{1..3}", "!1", "#c", "a;b", "a|b", "a&b", "<x>", "\\",
+                "\\n", "tab\there", "line\nbreak", "你好", "😀", "-n", "--x=y", "%1", "'", "''", "'\\''");
+        List<String> argv = new ArrayList<>();
+        argv.add("/usr/bin/printf");
+        argv.add("%s\\0");
+        argv.addAll(words);
+        ParsedCommand cmd = new ParsedCommand("test", List.of(new ParsedCommand.Segment(argv)), List.of());
+
+        Run r = run(dir, shell, "-c", cmd.toShellScript());
+
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        List<String> printed = List.of(r.stdout().split("\0", -1));
+        assertThat(printed.subList(0, printed.size() - 1)).isEqualTo(words);
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @ValueSource(strings = {"/bin/sh", "/bin/bash"})
+    void should_run_a_checked_resolved_pipeline_in_a_clean_environment(String shell) throws Exception {
+        Requirements.require(Files.isExecutable(Path.of(shell)), shell);
+        CommandPolicy policy = CommandPolicy.allowing("echo", "wc");
+
+        ParsedCommand cmd = policy.check("echo hello world | wc -w", CLEAN_PATH);
+        Run r = run(dir, shell, "-c", cmd.toShellScript());
+
+        assertThat(cmd.commands()).allSatisfy(c -> assertThat(c).startsWith("/"));
+        assertThat(r.exit()).isZero();
+        assertThat(r.stdout().strip()).isEqualTo("2");
+        assertThatThrownBy(() -> policy.check("echo hello | curl http://example.com"))
+                .hasMessageContaining("'curl' is not in the policy's allow list");
+    }
+
+    @Test
+    void should_run_the_binary_not_a_planted_file_when_a_bare_name_was_resolved() throws Exception {
+        Requirements.require(Files.isExecutable(Path.of("/bin/sh")), "/bin/sh");
+        // The attack: after the check, the model plants a 'cat' in a directory the shell would search first.
+        Files.writeString(dir.resolve("f.txt"), "safe\n");
+        ParsedCommand cmd = CommandPolicy.allowing("cat").check("cat f.txt", CLEAN_PATH);
+        Path planted = dir.resolve("bin/cat");
+        Files.createDirectories(planted.getParent());
+        Files.writeString(planted, "#!/bin/sh\necho PLANTED\n");
+        assertThat(planted.toFile().setExecutable(true)).isTrue();
+        String prefix = "PATH=" + planted.getParent() + ":$PATH; ";
+
+        Run r = run(dir, "/bin/sh", "-c", prefix + cmd.toShellScript());
+        // positive control: the unresolved bare name is shadowed by the planted file
+        Run shadowed = run(dir, "/bin/sh", "-c", prefix + "cat f.txt");
+
+        assertThat(r.stdout().strip()).isEqualTo("safe");
+        assertThat(shadowed.stdout().strip()).isEqualTo("PLANTED");
+    }
+
+    // ---------------------------------------------------------------- validators against real tools
+
+    static Stream<Arguments> attacks() {
+        return Stream.of(
+                arguments("find", "find . -maxdepth 0 -exec touch PWNED \\;", "find . -maxdepth 1 -name in.txt"),
+                arguments("awk", "awk 'BEGIN{system(\"touch PWNED\")}'", "awk -F, '{print $2}' in.txt"),
+                arguments("awk", "awk 'BEGIN{print \"x\" | \"touch PWNED\"}'", "awk 'NR < 2' in.txt"),
+                arguments("sed", "sed -n '1e touch PWNED' in.txt", "sed -n 's/a/b/p' in.txt"),
+                arguments("sed", "sed -n 's/.*/touch PWNED/e' in.txt", "sed 's/[/]/x/' in.txt"),
+                arguments("tar", "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='touch PWNED' in.txt",
+                        "tar -cf a.tar --checkpoint=1 in.txt"),
+                arguments("tar", "tar -cf a.tar --use-compress-program='sh -c \"touch PWNED; cat\"' in.txt",
+                        "tar -czf a.tgz in.txt"),
+                arguments("git", "git -c alias.x='!touch PWNED' x", "git -c user.name=x --version"),
+                arguments("python3", "python3 -c 'open(\"PWNED\", \"w\")'", "python3 script.py"));
+    }
+
+    @ParameterizedTest(name = "[{index}] {1}")
+    @MethodSource("attacks")
+    void should_refuse_an_attack_that_works_unchecked_and_run_the_control(String tool, String attack,
+                                                                          String control) throws Exception {
+        Requirements.require(Files.isExecutable(Path.of("/bin/sh")), "/bin/sh");
+        Requirements.requireCommand(tool);
+        if (tool.equals("sed") || tool.equals("tar")) {
+            Run version = run(dir, tool, "--version");
+            Requirements.require(version.stdout().contains("GNU"), "GNU " + tool);
+        }
+        Path attackDir = Files.createDirectories(dir.resolve("attack"));
+        Path controlDir = Files.createDirectories(dir.resolve("control"));
+        for (Path d : List.of(attackDir, controlDir)) {
+            Files.writeString(d.resolve("in.txt"), "a,1\nb/2,3\n", StandardCharsets.UTF_8);
+            Files.writeString(d.resolve("script.py"), "print('ok')\n");
+        }
+        CommandPolicy policy = CommandPolicy.allowing(tool);
+
+        // The attack is real: run unchecked, it creates the marker.
+        Run unchecked = run(attackDir, "/bin/sh", "-c", attack);
+        assertThat(attackDir.resolve("PWNED")).as("unchecked run: " + unchecked).exists();
+
+        // The policy refuses it.
+        assertThatThrownBy(() -> policy.check(attack)).isInstanceOf(PolicyViolationException.class)
+                .hasMessageContaining("argument validator");
+
+        // The everyday use passes and runs.
+        ParsedCommand ok = policy.check(control, CLEAN_PATH);
+        Run controlled = run(controlDir, "/bin/sh", "-c", ok.toShellScript());
+        assertThat(controlled.exit()).as(controlled.stderr()).isZero();
+        assertThat(controlDir.resolve("PWNED")).doesNotExist();
+    }
+}
