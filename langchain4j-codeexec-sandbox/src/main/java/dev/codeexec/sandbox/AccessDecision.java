@@ -1,5 +1,6 @@
 package dev.codeexec.sandbox;
 
+import dev.codeexec.workspace.WorkspaceGlob;
 import dev.codeexec.workspace.PathAccess;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,13 +12,13 @@ import java.util.List;
 final class AccessDecision implements PathAccess {
 
     private final PermissionProfile profile;
-    private final List<Glob> globs;
+    private final List<WorkspaceGlob> globs;
 
     AccessDecision(PermissionProfile profile) {
         this.profile = profile;
-        List<Glob> g = new ArrayList<>();
+        List<WorkspaceGlob> g = new ArrayList<>();
         for (String s : profile.noAccessGlobs()) {
-            g.add(Glob.compile(s));
+            g.add(WorkspaceGlob.compile(s));
         }
         this.globs = List.copyOf(g);
     }
@@ -68,7 +69,7 @@ final class AccessDecision implements PathAccess {
                 }
                 prefix.append(parts[i]);
                 int d = i + 1;
-                for (Glob g : globs) {
+                for (WorkspaceGlob g : globs) {
                     // A glob counts as an exact no-access rule on each path it matches.
                     if (d >= bestDepth && g.matches(prefix.toString())) {
                         return FileAccess.NONE;

@@ -1,5 +1,6 @@
 package dev.codeexec.sandbox;
 
+import dev.codeexec.workspace.WorkspaceGlob;
 import dev.codeexec.engine.PolicyViolationException;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
@@ -258,7 +259,7 @@ final class SandboxLayout {
     }
 
     private static void hideGlobMatches(PermissionProfile profile, Path workspace, Map<String, Entry> entries) {
-        List<Glob> globs = profile.noAccessGlobs().stream().map(Glob::compile).toList();
+        List<WorkspaceGlob> globs = profile.noAccessGlobs().stream().map(WorkspaceGlob::compile).toList();
         int[] seen = {0};
         try {
             Files.walkFileTree(workspace, new SimpleFileVisitor<>() {
@@ -298,7 +299,7 @@ final class SandboxLayout {
 
                 private boolean matches(Path p) {
                     String rel = workspace.relativize(p).toString();
-                    for (Glob g : globs) {
+                    for (WorkspaceGlob g : globs) {
                         if (g.matches(rel)) {
                             return true;
                         }

@@ -1,5 +1,6 @@
 package dev.codeexec.sandbox;
 
+import dev.codeexec.workspace.WorkspaceGlob;
 import dev.codeexec.engine.InvalidSpecException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -230,7 +231,7 @@ public final class ShellEnvironmentPolicy {
     private static List<Pattern> compile(List<String> patterns) {
         List<Pattern> out = new ArrayList<>();
         for (String p : patterns) {
-            String re = PermissionProfile.isGlob(p) ? Glob.toRegex(p) : Pattern.quote(p);
+            String re = PermissionProfile.isGlob(p) ? WorkspaceGlob.toRegex(p) : Pattern.quote(p);
             out.add(Pattern.compile(re, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE));
         }
         return out;
