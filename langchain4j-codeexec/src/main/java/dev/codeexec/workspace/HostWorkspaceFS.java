@@ -253,7 +253,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         PathAccess a = access.apply(ws);
         String spec = globOrDir == null || globOrDir.isBlank() ? "." : globOrDir.strip();
         List<FileInfo> out = new ArrayList<>();
-        if (Globs.isGlob(spec)) {
+        if (WorkspaceGlob.isGlob(spec)) {
             match(r, a, List.of(spec)).forEach((rel, size) -> out.add(new FileInfo(rel, size, false)));
             return out;
         }
@@ -478,7 +478,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     private TreeMap<String, Long> match(PathResolver r, PathAccess a, List<String> globs) {
         TreeMap<String, Long> out = new TreeMap<>();
         for (String g : globs) {
-            Globs glob = Globs.compile(g);
+            WorkspaceGlob glob = WorkspaceGlob.compile(g);
             Path base;
             try {
                 base = r.resolve(glob.base());

@@ -1,0 +1,176 @@
+package dev.codeexec.benchmarks.sandbox;
+
+import dev.codeexec.benchmarks.Stats;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.process.HostLaunch;
+import dev.codeexec.sandbox.AdditionalPermissions;
+import dev.codeexec.sandbox.SandboxEngine;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * SandboxEngine against a raw start of the same sandbox, measured in the same run.
+ * <ol>
+ *   <li>{@code runProgram("true")} in the default sandbox (workspace-write, restricted network, seccomp) against a
+ *       plain {@link ProcessBuilder} start of exactly the command line the engine launches (the launching shell and
+ *       bubblewrap with the same arguments, from {@link SandboxEngine#plannedLaunch}), draining both streams: the
+ *       ratio is the engine's own overhead (layout planning, checks, output handling, threads). Samples alternate.</li>
+ *   <li>32 concurrent runs in 32 workspaces, repeated: every run must succeed; the throughput is reported, next to
+ *       the same concurrency of raw starts.</li>
+ * </ol>
+ * Usage: {@code sandbox.SandboxEngineBenchmark [iterations] [rounds]} (defaults 300 and 10). Needs bubblewrap.
+ */
+public final class SandboxEngineBenchmark {
+
+    private static final int CONCURRENCY = 32;
+
+    private SandboxEngineBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int iterations = args.length > 0 ? Integer.parseInt(args[0]) : 300;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 10;
+        try (SandboxEngine engine = SandboxEngine.create()) {
+            Workspace ws = engine.manager().createWorkspace("bench", WorkspacePolicy.DEFAULT);
+            RunProgramSpec spec = RunProgramSpec.builder("/bin/true").build();
+            HostLaunch raw = engine.plannedLaunch(ws, spec, AdditionalPermissions.NONE);
+            for (int i = 0; i < 50; i++) {
+                check(engine.runner().runProgram(ws, spec));
+                rawRun(raw);
+            }
+            long[] eng = new long[iterations];
+            long[] base = new long[iterations];
+            long[] plan = new long[iterations];
+            for (int i = 0; i < iterations; i++) {
+                long t0 = System.nanoTime();
+                check(engine.runner().runProgram(ws, spec));
+                long t1 = System.nanoTime();
+                rawRun(raw);
+                long t2 = System.nanoTime();
+                engine.plannedLaunch(ws, spec, AdditionalPermissions.NONE);
+                long t3 = System.nanoTime();
+                eng[i] = t1 - t0;
+                base[i] = t2 - t1;
+                plan[i] = t3 - t2;
+            }
+            Stats e = new Stats(eng);
+            Stats b = new Stats(base);
+            System.out.println("SandboxEngine.runProgram(true):        " + e);
+            System.out.println("raw ProcessBuilder, same command line: " + b);
+            System.out.println("of which layout planning + checks:     " + new Stats(plan));
+            System.out.printf("ratio engine / raw (median):           %.3f (target <= 1.15)%n", e.median() / b.median());
+            System.out.printf("absolute per-run cost:                 %.2f ms (engine), %.2f ms (raw), +%.2f ms%n",
+                    e.median() / 1000, b.median() / 1000, (e.median() - b.median()) / 1000);
+
+            concurrent(engine, rounds);
+        }
+    }
+
+    private static void concurrent(SandboxEngine engine, int rounds) throws Exception {
+        List<Workspace> spaces = new ArrayList<>();
+        List<HostLaunch> raws = new ArrayList<>();
+        RunProgramSpec spec = RunProgramSpec.builder("/bin/true").build();
+        for (int i = 0; i < CONCURRENCY; i++) {
+            Workspace w = engine.manager().createWorkspace("c" + i, WorkspacePolicy.DEFAULT);
+            spaces.add(w);
+            raws.add(engine.plannedLaunch(w, spec, AdditionalPermissions.NONE));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
+        try {
+            // Warm-up round of each.
+            runRound(pool, spaces, engine, spec);
+            rawRound(pool, raws);
+            int ok = 0;
+            int total = 0;
+            long engineNanos = 0;
+            long rawNanos = 0;
+            for (int r = 0; r < rounds; r++) {
+                long t0 = System.nanoTime();
+                ok += runRound(pool, spaces, engine, spec);
+                long t1 = System.nanoTime();
+                rawRound(pool, raws);
+                long t2 = System.nanoTime();
+                total += CONCURRENCY;
+                engineNanos += t1 - t0;
+                rawNanos += t2 - t1;
+            }
+            System.out.printf("%d concurrent runs in %d workspaces x %d rounds: %d/%d succeeded%n", CONCURRENCY,
+                    CONCURRENCY, rounds, ok, total);
+            System.out.printf("throughput: engine %.0f runs/s, raw %.0f runs/s (ratio %.2f)%n",
+                    total / (engineNanos / 1e9), total / (rawNanos / 1e9), (double) engineNanos / rawNanos);
+            if (ok != total) {
+                throw new IllegalStateException("not every concurrent run succeeded");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static int runRound(ExecutorService pool, List<Workspace> spaces, SandboxEngine engine,
+                                RunProgramSpec spec) throws Exception {
+        List<Future<RunResult>> fs = new ArrayList<>();
+        for (Workspace w : spaces) {
+            fs.add(pool.submit(() -> engine.runner().runProgram(w, spec)));
+        }
+        int ok = 0;
+        for (Future<RunResult> f : fs) {
+            if (f.get().succeeded()) {
+                ok++;
+            }
+        }
+        return ok;
+    }
+
+    private static void rawRound(ExecutorService pool, List<HostLaunch> raws) throws Exception {
+        List<Future<?>> fs = new ArrayList<>();
+        for (HostLaunch l : raws) {
+            fs.add(pool.submit(() -> {
+                rawRun(l);
+                return null;
+            }));
+        }
+        for (Future<?> f : fs) {
+            f.get();
+        }
+    }
+
+    private static void check(RunResult r) {
+        if (!r.succeeded()) {
+            throw new IllegalStateException("engine run failed: " + r);
+        }
+    }
+
+    /** Starts the same command line with an empty environment, drains both streams, waits. */
+    private static void rawRun(HostLaunch l) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(l.argv()).directory(l.directory().toFile());
+        pb.environment().clear();
+        pb.environment().putAll(l.environment());
+        Process p = pb.start();
+        p.getOutputStream().close();
+        Thread err = new Thread(() -> drain(p.getErrorStream()));
+        err.start();
+        drain(p.getInputStream());
+        int rc = p.waitFor();
+        err.join();
+        if (rc != 0) {
+            throw new IllegalStateException("raw run failed with " + rc);
+        }
+    }
+
+    private static void drain(InputStream in) {
+        try (in) {
+            in.transferTo(OutputStream.nullOutputStream());
+        } catch (IOException ignored) {
+            // Closed: nothing more to read.
+        }
+    }
+}

@@ -1,0 +1,299 @@
+package dev.codeexec.sandbox;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Memory and process-count limits through control groups, v1 or v2, whichever hierarchy carries the controller on
+ * this host. Each engine gets a directory {@code codeexec-<pid>-<n>} under the JVM's own cgroup of each controller;
+ * each limited run gets a child {@code run-<n>} that the launching shell joins (by writing its PID to
+ * {@code cgroup.procs}) before it {@code exec}s bubblewrap, so every process of the run is counted from the start.
+ *
+ * <p>Usable only where the JVM may create cgroups (root, or a delegated v2 subtree); otherwise the limit is reported
+ * as not enforceable and runs that request it are refused.
+ */
+final class Cgroups implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Cgroups.class);
+    private static final AtomicInteger ENGINES = new AtomicInteger();
+    private static final AtomicLong RUNS = new AtomicLong();
+    private static final ScheduledExecutorService REAPER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "codeexec-cgroup-reaper");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** One controller's engine directory. */
+    private record Controller(String name, Path base, boolean v2) {
+    }
+
+    private final Controller memory;
+    private final Controller pids;
+
+    private Cgroups(Controller memory, Controller pids) {
+        this.memory = memory;
+        this.pids = pids;
+    }
+
+    /** Detects and prepares the controllers; never throws (an unusable controller is simply absent). */
+    static Cgroups detect() {
+        String suffix = "codeexec-" + ProcessHandle.current().pid() + "-" + ENGINES.incrementAndGet();
+        List<String> mountinfo;
+        List<String> self;
+        try {
+            mountinfo = Files.readAllLines(Path.of("/proc/self/mountinfo"));
+            self = Files.readAllLines(Path.of("/proc/self/cgroup"));
+        } catch (IOException | RuntimeException e) {
+            return new Cgroups(null, null);
+        }
+        Controller mem = prepare("memory", suffix, mountinfo, self);
+        Controller pid = prepare("pids", suffix, mountinfo, self);
+        return new Cgroups(mem, pid);
+    }
+
+    boolean memory() {
+        return memory != null;
+    }
+
+    boolean pids() {
+        return pids != null;
+    }
+
+    /** Human-readable summary for logs. */
+    String describe() {
+        return "memory=" + (memory == null ? "unavailable" : memory.v2 ? "cgroup2" : "cgroup1")
+                + ", pids=" + (pids == null ? "unavailable" : pids.v2 ? "cgroup2" : "cgroup1");
+    }
+
+    private static Controller prepare(String name, String suffix, List<String> mountinfo, List<String> self) {
+        Optional<Path> v1 = v1Dir(name, mountinfo, self);
+        if (v1.isPresent()) {
+            Path base = v1.get().resolve(suffix);
+            if (tryCreate(base) && Files.isWritable(base.resolve("cgroup.procs"))) {
+                return new Controller(name, base, false);
+            }
+            return null;
+        }
+        Optional<Path> v2 = v2Dir(mountinfo, self);
+        if (v2.isEmpty()) {
+            return null;
+        }
+        Path own = v2.get();
+        try {
+            String controllers = Files.readString(own.resolve("cgroup.controllers"));
+            if (!List.of(controllers.trim().split("\\s+")).contains(name)) {
+                return null;
+            }
+            String enabled = Files.readString(own.resolve("cgroup.subtree_control"));
+            if (!List.of(enabled.trim().split("\\s+")).contains(name)) {
+                // Fails with EBUSY when the JVM's own cgroup holds processes (the "no internal processes" rule).
+                Files.writeString(own.resolve("cgroup.subtree_control"), "+" + name);
+            }
+            Path base = own.resolve(suffix);
+            if (!tryCreate(base)) {
+                return null;
+            }
+            Files.writeString(base.resolve("cgroup.subtree_control"), "+" + name);
+            return new Controller(name, base, true);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static boolean tryCreate(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** The JVM's own directory in the v1 hierarchy that carries {@code controller}. */
+    static Optional<Path> v1Dir(String controller, List<String> mountinfo, List<String> self) {
+        String ownPath = null;
+        for (String line : self) {
+            String[] f = line.split(":", 3);
+            if (f.length == 3 && List.of(f[1].split(",")).contains(controller)) {
+                ownPath = f[2];
+            }
+        }
+        if (ownPath == null) {
+            return Optional.empty();
+        }
+        for (String line : mountinfo) {
+            int dash = line.indexOf(" - ");
+            if (dash < 0) {
+                continue;
+            }
+            String[] pre = line.substring(0, dash).split(" ");
+            String[] post = line.substring(dash + 3).split(" ");
+            if (pre.length < 5 || post.length < 3 || !post[0].equals("cgroup")) {
+                continue;
+            }
+            if (!List.of(post[2].split(",")).contains(controller)) {
+                continue;
+            }
+            return Optional.of(join(Path.of(unescape(pre[4])), unescape(pre[3]), ownPath));
+        }
+        return Optional.empty();
+    }
+
+    /** The JVM's own directory in the cgroup2 hierarchy. */
+    static Optional<Path> v2Dir(List<String> mountinfo, List<String> self) {
+        String ownPath = null;
+        for (String line : self) {
+            if (line.startsWith("0::")) {
+                ownPath = line.substring(3);
+            }
+        }
+        if (ownPath == null) {
+            return Optional.empty();
+        }
+        for (String line : mountinfo) {
+            int dash = line.indexOf(" - ");
+            if (dash < 0) {
+                continue;
+            }
+            String[] pre = line.substring(0, dash).split(" ");
+            String[] post = line.substring(dash + 3).split(" ");
+            if (pre.length >= 5 && post.length >= 1 && post[0].equals("cgroup2")) {
+                return Optional.of(join(Path.of(unescape(pre[4])), unescape(pre[3]), ownPath));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** mountpoint + (own path relative to the mount's root). */
+    private static Path join(Path mountPoint, String mountRoot, String ownPath) {
+        String rel = ownPath;
+        if (!mountRoot.equals("/") && (ownPath.equals(mountRoot) || ownPath.startsWith(mountRoot + "/"))) {
+            rel = ownPath.substring(mountRoot.length());
+        }
+        rel = rel.replaceFirst("^/+", "");
+        return rel.isEmpty() ? mountPoint : mountPoint.resolve(rel);
+    }
+
+    private static String unescape(String s) {
+        return s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+    }
+
+    /**
+     * Creates the cgroups of one run and writes its limits.
+     *
+     * @param memoryBytes memory limit, or null
+     * @param maxPids     process limit, or null
+     * @return the run's groups; the caller passes {@link RunGroup#procsFiles()} to the launcher and closes it after
+     * @throws IOException when a group cannot be created or a limit written
+     */
+    RunGroup open(Long memoryBytes, Integer maxPids) throws IOException {
+        String name = "run-" + RUNS.incrementAndGet();
+        List<Path> dirs = new ArrayList<>();
+        RunGroup group = new RunGroup(dirs);
+        try {
+            if (memoryBytes != null) {
+                Path d = memory.base.resolve(name);
+                Files.createDirectory(d);
+                dirs.add(d);
+                if (memory.v2) {
+                    Files.writeString(d.resolve("memory.max"), Long.toString(memoryBytes));
+                    Path swap = d.resolve("memory.swap.max");
+                    if (Files.exists(swap)) {
+                        Files.writeString(swap, "0");
+                    }
+                } else {
+                    Files.writeString(d.resolve("memory.limit_in_bytes"), Long.toString(memoryBytes));
+                    Path memsw = d.resolve("memory.memsw.limit_in_bytes");
+                    if (Files.exists(memsw)) {
+                        // Memory plus swap equal to memory: the run cannot escape the limit into swap.
+                        Files.writeString(memsw, Long.toString(memoryBytes));
+                    }
+                }
+            }
+            if (maxPids != null) {
+                Path d = pids.v2 && memory != null && memory.v2 && memoryBytes != null
+                        ? dirs.get(0) : pids.base.resolve(name);
+                if (!dirs.contains(d)) {
+                    Files.createDirectory(d);
+                    dirs.add(d);
+                }
+                Files.writeString(d.resolve("pids.max"), Integer.toString(maxPids));
+            }
+            return group;
+        } catch (IOException | RuntimeException e) {
+            group.close();
+            throw e instanceof IOException io ? io : new IOException(e);
+        }
+    }
+
+    /** Removes the engine's directories (runs still alive keep theirs until they end). */
+    @Override
+    public void close() {
+        for (Controller c : new Controller[]{memory, pids}) {
+            if (c != null) {
+                removeLater(c.base, 0);
+            }
+        }
+    }
+
+    /** The cgroups of one run. */
+    static final class RunGroup implements AutoCloseable {
+        private final List<Path> dirs;
+
+        RunGroup(List<Path> dirs) {
+            this.dirs = dirs;
+        }
+
+        /** The {@code cgroup.procs} files the launching shell writes its PID into. */
+        List<String> procsFiles() {
+            return dirs.stream().map(d -> d.resolve("cgroup.procs").toString()).toList();
+        }
+
+        /** Kills whatever is left in the groups and removes them (in the background when they are not empty yet). */
+        @Override
+        public void close() {
+            for (Path d : dirs) {
+                killAll(d);
+                removeLater(d, 0);
+            }
+        }
+    }
+
+    static void killAll(Path dir) {
+        try {
+            for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
+                if (!line.isBlank()) {
+                    ProcessHandle.of(Long.parseLong(line.trim())).ifPresent(ProcessHandle::destroyForcibly);
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // Gone already.
+        }
+    }
+
+    /** rmdir, retried for a few seconds: a killed process may still be a zombie for a moment. */
+    private static void removeLater(Path dir, int attempt) {
+        try {
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            if (attempt < 50) {
+                killAll(dir);
+                REAPER.schedule(() -> removeLater(dir, attempt + 1), 100, TimeUnit.MILLISECONDS);
+            } else {
+                LOG.warn("could not remove cgroup {} after {} attempts: {}", dir, attempt, e.toString());
+            }
+        }
+    }
+}

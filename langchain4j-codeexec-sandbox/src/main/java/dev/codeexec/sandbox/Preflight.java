@@ -1,0 +1,216 @@
+package dev.codeexec.sandbox;
+
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.process.HostLaunch;
+import dev.codeexec.process.HostProcesses;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Checks, once per JVM and bubblewrap executable, that a sandbox of the shape this engine builds really starts here:
+ * every namespace, {@code --cap-drop ALL}, {@code --disable-userns}, a private {@code /tmp}, the seccomp program
+ * through the launching shell, and a fresh {@code /proc}. A definitive result (success or a failure an operator must
+ * fix) is cached; a transient failure (a timeout, a resource shortage while starting) is not, so the next engine
+ * tries again.
+ *
+ * <p>On failure the error names what failed, what bubblewrap said, and what to change on the host. Nothing ever
+ * falls back to running without the sandbox.
+ */
+final class Preflight {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Preflight.class);
+
+    /** How long a probe may take; tests shorten it. */
+    static volatile Duration probeTimeout = Duration.ofSeconds(10);
+
+    /** Where to look for bubblewrap when no path is configured. */
+    static final List<String> BWRAP_LOCATIONS = List.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap");
+
+    /** The outcome: how the sandbox can run here. */
+    record Result(String bwrap, ProcMode proc) {
+    }
+
+    private record Key(String bwrap, PreflightMode mode) {
+    }
+
+    private static final Map<Key, Object> CACHE = new ConcurrentHashMap<>();
+
+    private Preflight() {
+    }
+
+    /** Finds bubblewrap: the configured path, else the standard locations. */
+    static String locateBwrap(Path configured) {
+        if (configured != null) {
+            if (!Files.isExecutable(configured)) {
+                throw new BackendUnavailableException("sandbox preflight failed: the configured bubblewrap '"
+                        + configured + "' is not an executable file. Install bubblewrap (0.8.0 or newer; Debian/"
+                        + "Ubuntu: apt-get install bubblewrap, Fedora: dnf install bubblewrap) or fix the path. The engine never runs programs without the sandbox.");
+            }
+            return configured.toAbsolutePath().toString();
+        }
+        for (String p : BWRAP_LOCATIONS) {
+            if (Files.isExecutable(Path.of(p))) {
+                return p;
+            }
+        }
+        throw new BackendUnavailableException("sandbox preflight failed: bubblewrap (bwrap) was not found in "
+                + BWRAP_LOCATIONS + ". Install bubblewrap 0.8.0 or newer (Debian/Ubuntu: apt-get install bubblewrap; "
+                + "Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap), or set SandboxEngine.Builder"
+                + ".bwrapPath. The engine never runs programs without the sandbox.");
+    }
+
+    /**
+     * Runs (or returns the cached) preflight.
+     *
+     * @throws BackendUnavailableException with the reason and the fix when the sandbox cannot run here
+     */
+    static Result check(String bwrap, PreflightMode mode, Path stateDir) {
+        Key key = new Key(bwrap, mode);
+        Object cached = CACHE.get(key);
+        if (cached instanceof Result r) {
+            return r;
+        }
+        if (cached instanceof BackendUnavailableException e) {
+            throw new BackendUnavailableException(e.getMessage(), e);
+        }
+        synchronized (CACHE) {
+            cached = CACHE.get(key);
+            if (cached instanceof Result r) {
+                return r;
+            }
+            try {
+                Result r = probeAll(bwrap, mode, stateDir);
+                CACHE.put(key, r);
+                return r;
+            } catch (TransientFailure t) {
+                throw new BackendUnavailableException("sandbox preflight did not complete: " + t.getMessage()
+                        + ". This looks transient (it is not cached); retry, and check the host's load.", t);
+            } catch (BackendUnavailableException e) {
+                CACHE.put(key, e);
+                throw e;
+            }
+        }
+    }
+
+    /** Forgets cached results (tests). */
+    static void clearCache() {
+        CACHE.clear();
+    }
+
+    private static Result probeAll(String bwrap, PreflightMode mode, Path stateDir) {
+        String fresh = probe(bwrap, ProcMode.FRESH, stateDir);
+        if (fresh == null) {
+            LOG.info("sandbox preflight: {} passed (namespaces, cap drop, seccomp, fresh /proc)", bwrap);
+            return new Result(bwrap, ProcMode.FRESH);
+        }
+        boolean procProblem = isProcFailure(fresh);
+        if (procProblem && mode == PreflightMode.ALLOW_NO_PROC) {
+            String masked = probe(bwrap, ProcMode.MASKED, stateDir);
+            if (masked == null) {
+                LOG.warn("sandbox preflight: a fresh /proc cannot be mounted on this host; running with an empty "
+                        + "/proc as PreflightMode.ALLOW_NO_PROC allows (tools that read /proc will fail)");
+                return new Result(bwrap, ProcMode.MASKED);
+            }
+            throw new BackendUnavailableException(explain(masked, false));
+        }
+        throw new BackendUnavailableException(explain(fresh, procProblem));
+    }
+
+    /** Runs the probe; null on success, else bubblewrap's diagnostics. */
+    private static String probe(String bwrap, ProcMode proc, Path stateDir) {
+        String seccomp = SeccompFiles.ensure(stateDir, NetworkMode.RESTRICTED).toString();
+        List<Mount> mounts = List.of(Mount.of("/", Mount.Kind.RO_BIND), Mount.of("/tmp", Mount.Kind.SCRATCH));
+        List<String> argv = BwrapCommand.argv(new BwrapCommand.Spec(bwrap, true, proc, mounts,
+                BwrapCommand.DEFAULT_SCRATCH_BYTES, 3, Map.of("PATH", "/usr/bin:/bin"), "/",
+                List.of(trueCommand())));
+        List<String> launch = Launcher.argv(new Launcher.Spec("/bin/sh", List.of(), null, null, null, List.of(),
+                seccomp, argv));
+        RunResult r;
+        try {
+            r = HostProcesses.run(new HostLaunch(launch, Map.of(), Path.of("/"), null, probeTimeout, 64 * 1024,
+                    null));
+        } catch (BackendUnavailableException e) {
+            String m = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
+            if (m.contains("resource temporarily unavailable") || m.contains("cannot allocate memory")
+                    || m.contains("too many open files")) {
+                throw new TransientFailure("could not start the probe: " + e.getMessage());
+            }
+            throw new BackendUnavailableException("sandbox preflight failed: could not start the probe: "
+                    + e.getMessage(), e);
+        }
+        if (r.timedOut()) {
+            throw new TransientFailure("the probe sandbox did not finish within " + probeTimeout.toSeconds() + " s");
+        }
+        if (r.exitCode() == 0) {
+            return null;
+        }
+        String err = r.stderr().strip();
+        return err.isEmpty() ? "exit code " + r.exitCode() + " and no message" : err;
+    }
+
+    private static String trueCommand() {
+        for (String p : List.of("/usr/bin/true", "/bin/true")) {
+            if (Files.isExecutable(Path.of(p))) {
+                return p;
+            }
+        }
+        return "true";
+    }
+
+    static boolean isProcFailure(String stderr) {
+        return stderr.contains("Can't mount proc") || stderr.contains("mount proc");
+    }
+
+    /** The operator-facing explanation of a failed probe. */
+    static String explain(String stderr, boolean procProblem) {
+        String first = stderr.lines().findFirst().orElse(stderr);
+        StringBuilder m = new StringBuilder("sandbox preflight failed: a test sandbox did not start (bubblewrap said: ")
+                .append(first).append("). ");
+        String s = stderr.toLowerCase(Locale.ROOT);
+        if (procProblem) {
+            m.append("A fresh /proc cannot be mounted here, which is typical inside a container whose runtime masks "
+                    + "parts of /proc. Fix: run the container with --security-opt systempaths=unconfined (Docker) or "
+                    + "securityContext.procMount: Unmasked (Kubernetes); or, accepting an empty /proc inside the "
+                    + "sandbox, opt in with SandboxEngine.Builder.preflightMode(PreflightMode.ALLOW_NO_PROC).");
+        } else if (s.contains("no permissions to create new namespace") || s.contains("creating new namespace failed")
+                || s.contains("uid map") || s.contains("operation not permitted") && s.contains("namespace")) {
+            m.append("User namespaces are not available. Fix: enable them (sysctl user.max_user_namespaces=15000; "
+                    + "on Debian before 11: kernel.unprivileged_userns_clone=1; on Ubuntu 23.10+: "
+                    + "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap); inside "
+                    + "Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined; inside "
+                    + "Kubernetes: seccompProfile Unconfined.");
+        } else if (s.contains("unknown option") || s.contains("unrecognized option")) {
+            m.append("This bubblewrap is too old for the options the sandbox needs. Fix: install bubblewrap 0.8.0 or "
+                    + "newer.");
+        } else if (s.contains("seccomp")) {
+            m.append("The kernel refused the seccomp filter. Fix: run on a kernel with seccomp filters enabled "
+                    + "(CONFIG_SECCOMP_FILTER) and outside a seccomp profile that forbids installing filters.");
+        } else if (s.contains("rtm_newaddr") || s.contains("loopback")) {
+            m.append("The network namespace's loopback could not be set up. Fix: inside a container, allow "
+                    + "namespace creation (--security-opt seccomp=unconfined) or run with --cap-add NET_ADMIN.");
+        } else if (s.contains("make / slave") || s.contains("mount") || s.contains("permission denied")) {
+            m.append("Mounts are not permitted here. Fix: inside Docker, --security-opt apparmor=unconfined "
+                    + "--security-opt seccomp=unconfined (or --privileged as a last resort); inside Kubernetes, "
+                    + "seccompProfile Unconfined and the SYS_ADMIN capability.");
+        } else {
+            m.append("See docs/sandbox.md, section 'Reading preflight errors'.");
+        }
+        m.append(" The engine never runs programs without the sandbox.");
+        return m.toString();
+    }
+
+    /** A failure worth retrying later; never cached. */
+    private static final class TransientFailure extends RuntimeException {
+        TransientFailure(String message) {
+            super(message);
+        }
+    }
+}

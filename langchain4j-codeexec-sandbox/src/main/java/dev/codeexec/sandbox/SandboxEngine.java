@@ -1,0 +1,833 @@
+package dev.codeexec.sandbox;
+
+import dev.codeexec.CodeExecutionInput;
+import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.CodeExecutor;
+import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.InteractiveProgramRunner;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.engine.ProgramRunner;
+import dev.codeexec.engine.ProgramSession;
+import dev.codeexec.engine.ResourceLimit;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.process.BoundedOutput;
+import dev.codeexec.process.HostLaunch;
+import dev.codeexec.process.HostProcesses;
+import dev.codeexec.workspace.HostWorkspaceFS;
+import dev.codeexec.workspace.HostWorkspaceManager;
+import dev.codeexec.workspace.PathResolver;
+import dev.codeexec.workspace.WorkspaceLayout;
+import dev.codeexec.workspace.WorkspaceRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs programs in an OS sandbox: bubblewrap on Linux, Seatbelt on macOS. Built to hold against model-written code
+ * that actively tries to get out.
+ *
+ * <p><b>What a program can do</b> is set by a {@link PermissionProfile} (default {@link
+ * PermissionProfile#workspaceWrite()}): read the host read-only, write its own workspace, nothing else. Other
+ * workspaces, host secrets ({@link PermissionProfile#DEFAULT_HIDDEN_PATHS}) and the network are out of reach; its
+ * environment is decided by a {@link ShellEnvironmentPolicy} (default: core variables only, credentials dropped).
+ * On Linux each run gets new user, PID, IPC, UTS, cgroup and (network restricted) network namespaces,
+ * {@code --cap-drop ALL}, {@code --new-session}, {@code --die-with-parent} and a seccomp filter (see
+ * {@code docs/sandbox.md}).
+ *
+ * <p><b>Fail closed.</b> The builder runs a {@link Preflight}: when the sandbox cannot start on this host,
+ * {@link #builder()}{@code .build()} throws {@link BackendUnavailableException} saying what to fix. Nothing ever runs
+ * without the sandbox because of a configuration or host problem; only {@link PermissionProfile#dangerFullAccess()}
+ * and {@link PermissionProfile#external} run without one, because they say so.
+ *
+ * <pre>{@code
+ * try (SandboxEngine engine = SandboxEngine.builder()
+ *         .profile(PermissionProfile.workspaceWrite().withReadPaths("/srv/datasets"))
+ *         .limits(ResourceLimits.builder().memoryBytes(512L << 20).maxProcesses(64).build())
+ *         .build()) {
+ *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
+ *     RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("python3").args("-c", "print(1)").build());
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe. {@link #close()} kills running sessions and removes every workspace and the sandbox root it
+ * created.
+ */
+public final class SandboxEngine implements Engine, CodeExecutor {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SandboxEngine.class);
+
+    /** Smallest accepted open-files limit: bubblewrap itself needs a few descriptors. */
+    static final int MIN_OPEN_FILES = 16;
+
+    private final SandboxPlatform platform;
+    private final PermissionProfile profile;
+    private final ShellEnvironmentPolicy envPolicy;
+    private final ResourceLimits defaultLimits;
+    private final Map<String, String> hostEnvironment;
+    /** The policy applied to the host environment, once: it does not change during the engine's life. */
+    private final Map<String, String> baseEnvironment;
+    private final int maxOutputBytes;
+    private final long scratchBytes;
+    private final Path sandboxRoot;
+    private final Path stateDir;
+    private final boolean ownsRoot;
+    private final HostWorkspaceManager manager;
+    private final SandboxWorkspaceFS fs;
+    private final AccessDecision access;
+    private final WorkspaceManager workspaces = workspaceManager();
+    private final ArtifactService artifacts;
+    private final Preflight.Result preflight;
+    private final Cgroups cgroups;
+    private final Capabilities capabilities;
+    private final String shell;
+    private final WorkspaceRegistry codeWorkspaces;
+    private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
+    /** The seccomp program files, written once per engine into its private state directory. */
+    private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
+    /**
+     * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
+     * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
+     * first (a request thread that started a session, a virtual thread's carrier). These threads do not time out;
+     * there are as many as runs were concurrent at the peak, and they end with the engine.
+     */
+    private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
+            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), launcherThreads());
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ProgramRunner runner = (ws, spec) -> runProgram(ws, spec, AdditionalPermissions.NONE);
+    private final InteractiveProgramRunner interactive = this::startSession;
+
+    private SandboxEngine(Builder b) {
+        this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
+        PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
+        this.profile = b.network == null ? p : p.withNetwork(b.network);
+        this.envPolicy = b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault() : b.envPolicy;
+        this.defaultLimits = b.limits == null ? ResourceLimits.NONE : b.limits;
+        this.hostEnvironment = Map.copyOf(b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
+        this.baseEnvironment = envPolicy.base(hostEnvironment);
+        this.maxOutputBytes = b.maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : b.maxOutputBytes;
+        if (maxOutputBytes <= 0) {
+            throw new InvalidSpecException("maxOutputBytes (" + maxOutputBytes + ") must be positive");
+        }
+        this.scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
+        if (scratchBytes <= 0) {
+            throw new InvalidSpecException("scratchBytes (" + scratchBytes + ") must be positive");
+        }
+        this.shell = "/bin/sh";
+
+        boolean needsBwrap = platform == SandboxPlatform.LINUX_BWRAP
+                && profile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
+        String bwrap = needsBwrap ? Preflight.locateBwrap(b.bwrapPath) : null;
+
+        this.ownsRoot = b.rootDir == null;
+        try {
+            Path root = b.rootDir == null ? Files.createTempDirectory("codeexec-sandbox-") : b.rootDir;
+            Files.createDirectories(root);
+            restrict(root);
+            this.sandboxRoot = root.toRealPath();
+            this.stateDir = sandboxRoot.resolve("state");
+            Files.createDirectories(stateDir);
+            restrict(stateDir);
+        } catch (IOException e) {
+            throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
+        }
+        this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
+        this.artifacts = b.artifacts;
+        this.access = new AccessDecision(profile);
+        this.fs = new SandboxWorkspaceFS(HostWorkspaceFS.builder().hostPaths(manager::hostPath)
+                .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
+
+        try {
+            this.preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null ? PreflightMode.STRICT
+                    : b.preflightMode, stateDir) : null;
+            if (platform == SandboxPlatform.MACOS_SEATBELT
+                    && profile.enforcement() == PermissionProfile.Enforcement.MANAGED
+                    && !Files.isExecutable(Path.of(SeatbeltProfile.SANDBOX_EXEC))) {
+                throw new BackendUnavailableException("sandbox preflight failed: " + SeatbeltProfile.SANDBOX_EXEC
+                        + " is missing; the macOS sandbox cannot run. The engine never runs programs without it.");
+            }
+            this.cgroups = platform == SandboxPlatform.LINUX_BWRAP ? Cgroups.detect() : null;
+            this.capabilities = capabilities(platform, profile, cgroups);
+            capabilities.requireLimits(defaultLimits, "SandboxEngine on this host (" + limitsSupport() + ")");
+            validateLimits(defaultLimits);
+        } catch (RuntimeException e) {
+            cleanupRoot();
+            throw e;
+        }
+        this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
+        if (profile.enforcement() == PermissionProfile.Enforcement.DISABLED) {
+            LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
+                    + "the host's files and network");
+        }
+        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}", platform,
+                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe());
+    }
+
+    /** A sandbox engine with every default (see {@link Builder}). */
+    public static SandboxEngine create() {
+        return builder().build();
+    }
+
+    /** A builder whose every setting has the strict default (see {@link Builder}). */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return "sandbox";
+    }
+
+    @Override
+    public WorkspaceManager manager() {
+        return workspaces;
+    }
+
+    private WorkspaceManager workspaceManager() {
+        return new WorkspaceManager() {
+            @Override
+            public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
+                requireOpen();
+                return manager.createWorkspace(execId, policy);
+            }
+
+            @Override
+            public void cleanup(Workspace workspace) {
+                fs.forget(workspace);
+                manager.cleanup(workspace);
+            }
+        };
+    }
+
+    @Override
+    public WorkspaceFS fs() {
+        return fs;
+    }
+
+    @Override
+    public ProgramRunner runner() {
+        return runner;
+    }
+
+    @Override
+    public Capabilities describe() {
+        return capabilities;
+    }
+
+    @Override
+    public Optional<InteractiveProgramRunner> interactive() {
+        return Optional.of(interactive);
+    }
+
+    @Override
+    public Optional<ArtifactService> artifacts() {
+        return Optional.ofNullable(artifacts);
+    }
+
+    /** The profile every run starts from. */
+    public PermissionProfile profile() {
+        return profile;
+    }
+
+    /** The environment policy of every run. */
+    public ShellEnvironmentPolicy environmentPolicy() {
+        return envPolicy;
+    }
+
+    /**
+     * Runs the blocks in the workspace named by the input's execution id (created on first use and kept until
+     * {@link #close()}), or in a temporary workspace removed afterwards when the id is null.
+     */
+    @Override
+    public CodeExecutionResult executeCode(CodeExecutionInput input) {
+        if (input.executionId() == null) {
+            Workspace ws = manager().createWorkspace("code", WorkspacePolicy.DEFAULT);
+            try {
+                return executeCode(ws, input);
+            } finally {
+                manager().cleanup(ws);
+            }
+        }
+        return codeWorkspaces.withWorkspace(input.executionId(), ws -> executeCode(ws, input));
+    }
+
+    /**
+     * Runs one program with extra grants for this run only.
+     *
+     * @throws InvalidSpecException           for a bad spec or grant
+     * @throws PolicyViolationException       when the profile refuses the layout (a grant vanished, a planted link)
+     * @throws UnsupportedCapabilityException for a resource limit this host cannot enforce
+     * @throws BackendUnavailableException    when the sandbox could not be set up
+     */
+    public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+        Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
+        try {
+            return checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
+        } finally {
+            p.releaseCgroups();
+        }
+    }
+
+    /** Runs {@code task} on a launcher thread and waits; an interrupt of the caller is passed on (the run is killed). */
+    private <T> T onLauncher(java.util.concurrent.Callable<T> task) {
+        Future<T> f;
+        try {
+            f = launchers.submit(task);
+        } catch (RejectedExecutionException e) {
+            throw new CodeExecException("this SandboxEngine is closed");
+        }
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new CodeExecException("interrupted while waiting for the program; it was killed", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw new CodeExecException("the run failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    private static ThreadFactory launcherThreads() {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "codeexec-sandbox-launcher-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private ProgramSession startSession(Workspace ws, RunProgramSpec spec) {
+        Prepared p = prepare(ws, spec, AdditionalPermissions.NONE);
+        ProgramSession s;
+        try {
+            s = onLauncher(() -> HostProcesses.start(p.launch, UUID.randomUUID().toString()));
+        } catch (RuntimeException e) {
+            p.releaseCgroups();
+            throw e;
+        }
+        SandboxSession tracked = new SandboxSession(s, sessions, p::releaseCgroups);
+        sessions.add(tracked);
+        return tracked;
+    }
+
+    /** A launch ready to start, and the cgroups to release after it. */
+    private static final class Prepared {
+        final HostLaunch launch;
+        final Cgroups.RunGroup group;
+
+        Prepared(HostLaunch launch, Cgroups.RunGroup group) {
+            this.launch = launch;
+            this.group = group;
+        }
+
+        void releaseCgroups() {
+            if (group != null) {
+                group.close();
+            }
+        }
+    }
+
+    /**
+     * Diagnostic: the exact host command (launching shell, bubblewrap and its arguments, including the program's
+     * environment as {@code --setenv} values) that {@link #runProgram(Workspace, RunProgramSpec, AdditionalPermissions)}
+     * would start for this spec now. Nothing is started; the checks and the layout are the same as for a run. Useful
+     * to see the sandbox an operator gets, and to measure the engine against a raw start of the same command.
+     */
+    public HostLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+        Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
+        p.releaseCgroups();
+        return p.launch;
+    }
+
+    /**
+     * Runs one program with an existing host directory as its workspace, for operators trying a policy (the CLI).
+     * The standard layout ({@code work/}, {@code out/}, …) is created in the directory; nothing is removed afterwards.
+     * The directory is bound like any workspace: writable under {@link PermissionProfile#workspaceWrite()},
+     * read-only under {@link PermissionProfile#readOnly()}.
+     *
+     * @throws PolicyViolationException when the directory is the host root, contains the sandbox root, or is hidden by
+     *                                  the profile
+     */
+    public RunResult runInDirectory(Path directory, RunProgramSpec spec, AdditionalPermissions extra) {
+        Path dir;
+        try {
+            dir = directory.toRealPath();
+        } catch (IOException e) {
+            throw new InvalidSpecException("workspace directory '" + directory + "' does not exist");
+        }
+        if (!Files.isDirectory(dir)) {
+            throw new InvalidSpecException("workspace directory '" + directory + "' is not a directory");
+        }
+        if (dir.getParent() == null || sandboxRoot.startsWith(dir)) {
+            throw new PolicyViolationException("workspace directory '" + directory + "' would expose the host root "
+                    + "or the sandbox root; choose a dedicated directory");
+        }
+        WorkspaceLayout.create(dir);
+        Prepared p = prepare(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra);
+        try {
+            return checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
+        } finally {
+            p.releaseCgroups();
+        }
+    }
+
+    private Prepared prepare(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+        requireOpen();
+        PathResolver resolver = fs.resolver(ws);
+        return prepare(resolver, fs.readOnlyPaths(ws), spec, extra);
+    }
+
+    private Prepared prepare(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
+                             AdditionalPermissions extra) {
+        requireOpen();
+        ResourceLimits limits = merge(defaultLimits, spec.limits());
+        capabilities.requireLimits(limits, "SandboxEngine on this host (" + limitsSupport() + ")");
+        validateLimits(limits);
+        PermissionProfile runProfile = extra.applyTo(profile);
+        if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
+            runProfile = runProfile.withReadPaths(readOnlyPaths.toArray(String[]::new));
+        }
+        Path root = resolver.root();
+        String cwdRel = PathResolver.normalize(spec.cwd());
+        Path cwd = resolver.resolveExisting(cwdRel);
+        if (!Files.isDirectory(cwd)) {
+            throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
+        }
+        AccessDecision decision = runProfile == profile ? access : new AccessDecision(runProfile);
+        if (!decision.canRead(resolver.relativize(cwd))) {
+            throw new PolicyViolationException("cwd '" + cwdRel + "' is hidden by the permission profile");
+        }
+        String runDir = WorkspaceLayout.newRunDir();
+        resolver.ensureDirectory(runDir);
+        Map<String, String> runtime = new LinkedHashMap<>(WorkspaceLayout.variables(root.toString(), runDir));
+        String tmp = root.resolve(WorkspaceLayout.TMP).toString();
+        runtime.put("HOME", root.resolve(WorkspaceLayout.HOME).toString());
+        runtime.put("TMPDIR", tmp);
+        runtime.put("TMP", tmp);
+        runtime.put("TEMP", tmp);
+        Map<String, String> env = envPolicy.finish(spec.cleanEnv() ? Map.of() : baseEnvironment, spec.env(),
+                spec.cleanEnv(), runtime);
+
+        SandboxLayout.Plan plan = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
+                ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories()) : null;
+        if (plan != null && !plan.visible(cwd.toString())) {
+            throw new PolicyViolationException("the working directory is hidden by the permission profile");
+        }
+        String command = resolveCommand(spec.cmd(), env.get("PATH"), cwd, plan);
+        List<String> programArgv = new ArrayList<>();
+        programArgv.add(command);
+        programArgv.addAll(spec.args());
+
+        Cgroups.RunGroup group = null;
+        if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
+            try {
+                group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
+            } catch (IOException e) {
+                throw new BackendUnavailableException("cannot create the run's control group for its memory or "
+                        + "process limit: " + e.getClass().getSimpleName(), e);
+            }
+        }
+        try {
+            List<String> argv = argv(runProfile, plan, env, cwd, programArgv, limits, group);
+            int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
+            // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
+            // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
+            Map<String, String> launchEnv = platform == SandboxPlatform.LINUX_BWRAP
+                    && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL ? Map.of() : env;
+            return new Prepared(new HostLaunch(argv, launchEnv, cwd, spec.stdin(), spec.timeout(), cap,
+                    spec.outputListener()), group);
+        } catch (RuntimeException e) {
+            if (group != null) {
+                group.close();
+            }
+            throw e;
+        }
+    }
+
+    private List<String> argv(PermissionProfile runProfile, SandboxLayout.Plan plan, Map<String, String> env,
+                              Path cwd, List<String> program, ResourceLimits limits, Cgroups.RunGroup group) {
+        Long cpu = limits.cpuTime() == null ? null
+                : Math.max(1, (limits.cpuTime().toMillis() + 999) / 1000);
+        Long blocks = limits.maxFileBytes() == null ? null : Math.max(1, (limits.maxFileBytes() + 511) / 512);
+        Integer nofile = limits.maxOpenFiles();
+        List<String> procs = group == null ? List.of() : group.procsFiles();
+        if (platform == SandboxPlatform.MACOS_SEATBELT) {
+            List<String> cmd = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
+                    ? SeatbeltProfile.argv(SeatbeltProfile.build(plan.mounts(), runProfile.network()), program)
+                    : program;
+            return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, List.of(), null, cmd));
+        }
+        switch (runProfile.enforcement()) {
+            case MANAGED: {
+                String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
+                        m -> SeccompFiles.ensure(stateDir, m).toString());
+                List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
+                        runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
+                        3, env, cwd.toString(), program));
+                return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, plan.protectedDirs(),
+                        seccomp, bwrapArgv));
+            }
+            case DISABLED:
+                return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, List.of(), null,
+                        BwrapCommand.unsandboxedArgv(preflight.bwrap(), env, cwd.toString(), program)));
+            case EXTERNAL:
+            default:
+                return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, List.of(), null, program));
+        }
+    }
+
+    /** Turns launcher and bubblewrap setup failures into exceptions; everything else is the program's result. */
+    private RunResult checkSetup(RunResult r) {
+        String err = r.stderr();
+        if (r.exitCode() == Launcher.SETUP_FAILED && err.startsWith(Launcher.SETUP_PREFIX)) {
+            String reason = err.substring(Launcher.SETUP_PREFIX.length()).lines().findFirst().orElse("");
+            throw new BackendUnavailableException("the sandbox could not be set up: " + reason);
+        }
+        if (r.exitCode() == 1 && err.startsWith("bwrap: ")) {
+            String line = err.lines().findFirst().orElse("");
+            if (line.startsWith("bwrap: execvp ")) {
+                // The command could not be executed inside the sandbox: report it like a shell would.
+                return new RunResult(r.stdout(), "command not found or not executable inside the sandbox\n", 127,
+                        r.duration(), r.timedOut(), r.stdoutTruncated(), r.stderrTruncated());
+            }
+            LOG.warn("bubblewrap could not set up a sandbox: {}", line);
+            throw new BackendUnavailableException("the sandbox could not be set up (bubblewrap failed; the log has "
+                    + "the detail). Nothing ran.");
+        }
+        return r;
+    }
+
+    /**
+     * A bare name is looked up on the run's own PATH, skipping directories the sandbox hides (their files are not
+     * there for the program); a name with '/' is used as given, relative to the working directory.
+     */
+    static String resolveCommand(String cmd, String path, Path cwd, SandboxLayout.Plan plan) {
+        if (cmd.contains("/")) {
+            return cmd;
+        }
+        if (path != null) {
+            for (String dir : path.split(":")) {
+                if (dir.isEmpty() || !dir.startsWith("/")) {
+                    continue;
+                }
+                Path candidate = Path.of(dir).resolve(cmd);
+                java.io.File f = candidate.toFile(); // stats without building an exception per missing candidate
+                if (!f.isFile() || !f.canExecute()) {
+                    continue;
+                }
+                if (plan != null) {
+                    try {
+                        if (!plan.visible(candidate.toRealPath().toString())
+                                || !plan.visible(candidate.toAbsolutePath().normalize().toString())) {
+                            continue;
+                        }
+                    } catch (IOException e) {
+                        continue;
+                    }
+                }
+                return candidate.toString();
+            }
+        }
+        throw new InvalidSpecException("command '" + cmd + "' was not found on the run's PATH");
+    }
+
+    private static ResourceLimits merge(ResourceLimits base, ResourceLimits run) {
+        if (run == null || run.isEmpty()) {
+            return base;
+        }
+        if (base.isEmpty()) {
+            return run;
+        }
+        return new ResourceLimits(run.cpuTime() != null ? run.cpuTime() : base.cpuTime(),
+                run.memoryBytes() != null ? run.memoryBytes() : base.memoryBytes(),
+                run.maxFileBytes() != null ? run.maxFileBytes() : base.maxFileBytes(),
+                run.maxOpenFiles() != null ? run.maxOpenFiles() : base.maxOpenFiles(),
+                run.maxProcesses() != null ? run.maxProcesses() : base.maxProcesses());
+    }
+
+    private static void validateLimits(ResourceLimits limits) {
+        if (limits.maxOpenFiles() != null && limits.maxOpenFiles() < MIN_OPEN_FILES) {
+            throw new InvalidSpecException("maxOpenFiles (" + limits.maxOpenFiles() + ") must be at least "
+                    + MIN_OPEN_FILES + ": the sandbox itself needs a few descriptors");
+        }
+    }
+
+    private String limitsSupport() {
+        return cgroups == null ? "no control groups" : cgroups.describe();
+    }
+
+    static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {
+        Set<ResourceLimit> limits = EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE,
+                ResourceLimit.OPEN_FILES);
+        if (cgroups != null && cgroups.memory()) {
+            limits.add(ResourceLimit.MEMORY);
+        }
+        if (cgroups != null && cgroups.pids()) {
+            limits.add(ResourceLimit.PROCESSES);
+        }
+        Isolation isolation = switch (profile.enforcement()) {
+            case MANAGED -> Isolation.OS_SANDBOX;
+            case DISABLED -> Isolation.NONE;
+            case EXTERNAL -> Isolation.EXTERNAL;
+        };
+        return Capabilities.builder()
+                .isolation(isolation)
+                .networkAllowed(profile.network() == NetworkMode.ENABLED)
+                .readOnlyMount(profile.enforcement() == PermissionProfile.Enforcement.MANAGED)
+                .streaming(true)
+                .supportsCleanEnv(true)
+                .interactive(true)
+                .enforcedLimits(limits)
+                .maxDiskBytes(false)
+                .build();
+    }
+
+    private void requireOpen() {
+        if (closed.get()) {
+            throw new CodeExecException("this SandboxEngine is closed");
+        }
+    }
+
+    private static void restrict(Path dir) {
+        try {
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        } catch (IOException | UnsupportedOperationException ignored) {
+            // Not a POSIX file system: nothing to tighten.
+        }
+    }
+
+    private void cleanupRoot() {
+        try {
+            if (ownsRoot) {
+                deleteTree(sandboxRoot);
+            } else {
+                deleteTree(stateDir);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("could not remove the sandbox root: {}", e.toString());
+        }
+    }
+
+    private static void deleteTree(Path p) {
+        if (p == null || !Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (var walk = Files.walk(p)) {
+            for (Path x : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(x);
+            }
+        } catch (IOException e) {
+            throw new CodeExecException("could not remove " + p.getFileName() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Kills running sessions, removes every workspace, the engine's state and (when it created it) the root. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        RuntimeException failure = null;
+        for (ProgramSession s : List.copyOf(sessions)) {
+            try {
+                s.close();
+            } catch (RuntimeException e) {
+                failure = addTo(failure, e);
+            }
+        }
+        try {
+            codeWorkspaces.close();
+        } catch (RuntimeException e) {
+            failure = addTo(failure, e);
+        }
+        try {
+            manager.close();
+        } catch (RuntimeException e) {
+            failure = addTo(failure, e);
+        }
+        launchers.shutdown();
+        if (cgroups != null) {
+            cgroups.close();
+        }
+        try {
+            if (ownsRoot) {
+                deleteTree(sandboxRoot);
+            } else {
+                deleteTree(stateDir);
+                Files.deleteIfExists(sandboxRoot.resolve("workspaces"));
+            }
+        } catch (RuntimeException | IOException e) {
+            failure = addTo(failure, e instanceof RuntimeException re ? re
+                    : new CodeExecException("could not remove the sandbox root", e));
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException addTo(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    /** Builder for {@link SandboxEngine}. Every setting is optional. */
+    public static final class Builder {
+        private Path rootDir;
+        private PermissionProfile profile;
+        private ShellEnvironmentPolicy envPolicy;
+        private NetworkMode network;
+        private ResourceLimits limits;
+        private PreflightMode preflightMode;
+        private List<Path> inputRoots = List.of();
+        private ArtifactService artifacts;
+        private Integer maxOutputBytes;
+        private Path bwrapPath;
+        private Map<String, String> hostEnvironment;
+        private Long scratchBytes;
+        private SandboxPlatform platform;
+
+        private Builder() {
+        }
+
+        /**
+         * The sandbox root: workspaces live in {@code <root>/workspaces}, the engine's state in {@code <root>/state}.
+         * Every sandbox sees none of it except its own workspace. Default: a new temporary directory, removed on
+         * {@link SandboxEngine#close()}.
+         */
+        public Builder rootDir(Path rootDir) {
+            this.rootDir = rootDir;
+            return this;
+        }
+
+        /** What programs may see and change; default {@link PermissionProfile#workspaceWrite()}. */
+        public Builder profile(PermissionProfile profile) {
+            this.profile = profile;
+            return this;
+        }
+
+        /** How programs' environments are built; default {@link ShellEnvironmentPolicy#sandboxDefault()}. */
+        public Builder environmentPolicy(ShellEnvironmentPolicy policy) {
+            this.envPolicy = policy;
+            return this;
+        }
+
+        /** Overrides the profile's network mode; default: the profile's ({@link NetworkMode#RESTRICTED}). */
+        public Builder network(NetworkMode network) {
+            this.network = network;
+            return this;
+        }
+
+        /**
+         * Limits applied to every run (a run's own limits override them field by field); default none. The build
+         * fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of them.
+         */
+        public Builder limits(ResourceLimits limits) {
+            this.limits = limits;
+            return this;
+        }
+
+        /** What the preflight accepts; default {@link PreflightMode#STRICT}. */
+        public Builder preflightMode(PreflightMode mode) {
+            this.preflightMode = mode;
+            return this;
+        }
+
+        /** Host directories whose files may be staged as inputs; default none. */
+        public Builder inputRoots(List<Path> inputRoots) {
+            this.inputRoots = List.copyOf(inputRoots);
+            return this;
+        }
+
+        /** The artifact store for {@code artifact://} inputs and saved outputs; default none. */
+        public Builder artifactService(ArtifactService artifacts) {
+            this.artifacts = artifacts;
+            return this;
+        }
+
+        /** Bytes kept per output stream when a run does not say; default 1 MiB. */
+        public Builder maxOutputBytes(int maxOutputBytes) {
+            this.maxOutputBytes = maxOutputBytes;
+            return this;
+        }
+
+        /** The bubblewrap executable; default the first of /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap. */
+        public Builder bwrapPath(Path bwrapPath) {
+            this.bwrapPath = bwrapPath;
+            return this;
+        }
+
+        /**
+         * The host environment the {@link ShellEnvironmentPolicy} filters; default {@code System.getenv()}.
+         */
+        public Builder hostEnvironment(Map<String, String> hostEnvironment) {
+            this.hostEnvironment = hostEnvironment;
+            return this;
+        }
+
+        /** Size limit of the private {@code /tmp} and {@code /var/tmp} of each run; default 256 MiB. */
+        public Builder scratchBytes(long scratchBytes) {
+            this.scratchBytes = scratchBytes;
+            return this;
+        }
+
+        Builder platform(SandboxPlatform platform) {
+            this.platform = platform;
+            return this;
+        }
+
+        /**
+         * Builds the engine and runs the preflight.
+         *
+         * @throws BackendUnavailableException    when the sandbox cannot run on this host (the message says why)
+         * @throws UnsupportedCapabilityException on an unsupported OS, or for default limits this host cannot
+         *                                        enforce
+         */
+        public SandboxEngine build() {
+            return new SandboxEngine(this);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+package dev.codeexec.sandbox.cli;
+
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.StdStream;
+import dev.codeexec.sandbox.AdditionalPermissions;
+import dev.codeexec.sandbox.NetworkMode;
+import dev.codeexec.sandbox.PermissionProfile;
+import dev.codeexec.sandbox.SandboxEngine;
+import dev.codeexec.sandbox.ShellEnvironmentPolicy;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Runs one command in the sandbox from a shell, so that operators can try a policy:
+ *
+ * <pre>
+ * java -jar langchain4j-codeexec-sandbox-&lt;version&gt;-cli.jar [--profile read-only|workspace-write|danger-full-access]
+ *     [--network restricted|enabled] [--read PATH]... [--write PATH]... [--deny PATH]...
+ *     [--env inherit-all|core|none] [--set NAME=VALUE]... [--workspace DIR] [--timeout SECONDS] -- COMMAND [ARG...]
+ * </pre>
+ *
+ * <p>The command runs with its working directory in {@code work/} of the workspace (DIR, or a fresh temporary
+ * directory removed afterwards); stdout and stderr are streamed as they come; standard input is closed. The exit
+ * status is the command's, {@value #EXIT_TIMEOUT} when the timeout killed it, {@value #EXIT_SETUP} when the sandbox
+ * could not be set up (the reason is printed on stderr; nothing ran).
+ */
+public final class SandboxCli {
+
+    /** Exit status when the timeout expired (like {@code timeout(1)}). */
+    public static final int EXIT_TIMEOUT = 124;
+    /** Exit status when the sandbox could not be set up or the arguments are invalid. */
+    public static final int EXIT_SETUP = 125;
+
+    static final String USAGE = String.join("\n",
+            "usage: java -jar langchain4j-codeexec-sandbox-<version>-cli.jar [options] -- COMMAND [ARG...]",
+            "  --profile read-only|workspace-write|danger-full-access   default workspace-write",
+            "  --network restricted|enabled                             default restricted",
+            "  --read PATH      grant read-only access (repeatable; relative paths are taken from the current directory)",
+            "  --write PATH     grant write access (repeatable)",
+            "  --deny PATH      hide a path (repeatable; a relative glob such as '**/.env' hides workspace matches)",
+            "  --env inherit-all|core|none   what to inherit from this environment; default core (credentials are",
+            "                   always dropped: names containing KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL)",
+            "  --set NAME=VALUE set a variable (repeatable)",
+            "  --workspace DIR  use DIR as the workspace (default: a fresh temporary one, removed afterwards)",
+            "  --timeout SECONDS  default 30",
+            "exit status: the command's; 124 on timeout; 125 when the sandbox cannot be set up");
+
+    private SandboxCli() {
+    }
+
+    /** Runs the command line and exits with its status (see the class documentation). */
+    public static void main(String[] args) {
+        // The library logs through SLF4J; on the command line only warnings matter, and they go to stderr.
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.exit(run(args, System.out, System.err, System.getenv(), Path.of("").toAbsolutePath()));
+    }
+
+    /** Parsed options. */
+    record Options(PermissionProfile profile, ShellEnvironmentPolicy env, Path workspace, Duration timeout,
+                   List<String> command) {
+    }
+
+    /** Runs the CLI and returns the exit status (for tests; {@link #main} exits with it). */
+    static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> hostEnv, Path cwd) {
+        Options o;
+        try {
+            o = parse(args, cwd);
+        } catch (IllegalArgumentException e) {
+            err.println("codeexec-sandbox: " + e.getMessage());
+            err.println(USAGE);
+            return EXIT_SETUP;
+        } catch (CodeExecException e) {
+            err.println("codeexec-sandbox: " + e.getMessage());
+            return EXIT_SETUP;
+        }
+        Path tempRoot = null;
+        try {
+            tempRoot = Files.createTempDirectory("codeexec-cli-");
+            Path ws = o.workspace() != null ? o.workspace() : Files.createDirectory(tempRoot.resolve("workspace"));
+            try (SandboxEngine engine = SandboxEngine.builder().rootDir(tempRoot.resolve("sandbox"))
+                    .profile(o.profile()).environmentPolicy(o.env()).hostEnvironment(hostEnv).build()) {
+                RunProgramSpec spec = RunProgramSpec.builder(o.command().get(0))
+                        .args(o.command().subList(1, o.command().size())).cwd("work").timeout(o.timeout())
+                        .maxOutputBytes(64 * 1024)
+                        .outputListener((stream, chunk) -> {
+                            PrintStream target = stream == StdStream.STDOUT ? out : err;
+                            synchronized (target) {
+                                target.write(chunk, 0, chunk.length);
+                                target.flush();
+                            }
+                        }).build();
+                RunResult r = engine.runInDirectory(ws, spec, AdditionalPermissions.NONE);
+                out.flush();
+                err.flush();
+                if (r.timedOut()) {
+                    err.println("codeexec-sandbox: timed out after " + o.timeout().toSeconds()
+                            + " s; the command and everything it started were killed");
+                    return EXIT_TIMEOUT;
+                }
+                return r.exitCode();
+            }
+        } catch (CodeExecException e) {
+            err.println("codeexec-sandbox: " + e.getMessage());
+            return EXIT_SETUP;
+        } catch (IOException e) {
+            err.println("codeexec-sandbox: cannot create a temporary directory: " + e.getMessage());
+            return EXIT_SETUP;
+        } finally {
+            deleteQuietly(tempRoot);
+        }
+    }
+
+    static Options parse(String[] args, Path cwd) {
+        PermissionProfile profile = null;
+        NetworkMode network = null;
+        List<String> read = new ArrayList<>();
+        List<String> write = new ArrayList<>();
+        List<String> deny = new ArrayList<>();
+        ShellEnvironmentPolicy.Builder env = ShellEnvironmentPolicy.builder();
+        Path workspace = null;
+        Duration timeout = Duration.ofSeconds(RunProgramSpec.DEFAULT_TIMEOUT_SECONDS);
+        int i = 0;
+        for (; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("--")) {
+                i++;
+                break;
+            }
+            if (!a.startsWith("--")) {
+                throw new IllegalArgumentException("expected an option or '--' before the command, got '" + a + "'");
+            }
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + a + " needs a value");
+            }
+            String v = args[++i];
+            switch (a) {
+                case "--profile" -> profile = PermissionProfile.preset(v);
+                case "--network" -> network = NetworkMode.parse(v);
+                case "--read" -> read.add(hostPath(v, cwd));
+                case "--write" -> write.add(hostPath(v, cwd));
+                case "--deny" -> deny.add(v);
+                case "--env" -> env.inherit(ShellEnvironmentPolicy.Inherit.parse(v));
+                case "--set" -> {
+                    int eq = v.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("--set needs NAME=VALUE, got '" + v + "'");
+                    }
+                    env.set(v.substring(0, eq), v.substring(eq + 1));
+                }
+                case "--workspace" -> workspace = cwd.resolve(v).normalize();
+                case "--timeout" -> {
+                    try {
+                        timeout = Duration.ofMillis(Math.round(Double.parseDouble(v) * 1000));
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("--timeout needs a number of seconds, got '" + v + "'");
+                    }
+                    if (timeout.isNegative() || timeout.isZero()) {
+                        throw new IllegalArgumentException("--timeout must be positive, got '" + v + "'");
+                    }
+                }
+                default -> throw new IllegalArgumentException("unknown option " + a);
+            }
+        }
+        if (i >= args.length) {
+            throw new IllegalArgumentException("no command given; put it after '--'");
+        }
+        List<String> command = List.of(args).subList(i, args.length);
+        PermissionProfile p = profile == null ? PermissionProfile.workspaceWrite() : profile;
+        if (network != null) {
+            p = p.withNetwork(network);
+        }
+        if (!read.isEmpty()) {
+            p = p.withReadPaths(read.toArray(String[]::new));
+        }
+        if (!write.isEmpty()) {
+            p = p.withWritePaths(write.toArray(String[]::new));
+        }
+        for (String d : deny) {
+            boolean glob = d.indexOf('*') >= 0 || d.indexOf('?') >= 0 || d.indexOf('[') >= 0;
+            p = glob ? p.withNoAccessGlobs(d) : p.withNoAccessPaths(d.startsWith("~/") ? d : hostPath(d, cwd));
+        }
+        return new Options(p, env.build(), workspace, timeout, command);
+    }
+
+    private static String hostPath(String v, Path cwd) {
+        return v.startsWith("/") ? v : cwd.resolve(v).normalize().toString();
+    }
+
+    private static void deleteQuietly(Path p) {
+        if (p == null) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(p)) {
+            for (Path x : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(x);
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // Best effort: a temporary directory.
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.codeexec.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class BwrapCommandTest {
+
+    private static BwrapCommand.Spec spec(boolean restrict, ProcMode proc, List<Mount> mounts) {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", "/usr/bin:/bin");
+        env.put("HOME", "/sb/ws/home");
+        return new BwrapCommand.Spec("/usr/bin/bwrap", restrict, proc, mounts, 1024, 3, env, "/sb/ws/work",
+                List.of("python3", "-c", "print(1)"));
+    }
+
+    private static final List<Mount> LAYOUT = List.of(
+            Mount.of("/sb/ws", Mount.Kind.BIND),
+            Mount.of("/root", Mount.Kind.HIDE_DIR),
+            Mount.of("/", Mount.Kind.RO_BIND),
+            Mount.of("/sb", Mount.Kind.HIDE_DIR),
+            Mount.of("/etc/shadow", Mount.Kind.HIDE_FILE),
+            new Mount("/sb/ws/.git", Mount.Kind.RO_BIND_FD, 4),
+            Mount.of("/tmp", Mount.Kind.SCRATCH),
+            Mount.of("/root/project", Mount.Kind.RO_BIND));
+
+    @Test
+    void should_start_with_namespaces_capability_drop_and_session() {
+        List<String> argv = BwrapCommand.argv(spec(true, ProcMode.FRESH, LAYOUT));
+        assertThat(argv.subList(0, 16)).containsExactly("/usr/bin/bwrap", "--unshare-user", "--disable-userns",
+                "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
+                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/");
+        assertThat(BwrapCommand.argv(spec(false, ProcMode.FRESH, LAYOUT))).doesNotContain("--unshare-net")
+                .contains("--new-session", "--die-with-parent", "--cap-drop");
+    }
+
+    @Test
+    void should_order_mounts_so_most_specific_wins() {
+        List<String> argv = BwrapCommand.argv(spec(true, ProcMode.FRESH, LAYOUT));
+        List<String> targets = new ArrayList<>();
+        for (int i = 0; i < argv.size(); i++) {
+            switch (argv.get(i)) {
+                case "--ro-bind", "--bind" -> targets.add(argv.get(i) + " " + argv.get(i + 2));
+                case "--tmpfs", "--dev", "--proc" -> targets.add(argv.get(i) + " " + argv.get(i + 1));
+                case "--ro-bind-fd" -> targets.add(argv.get(i) + " " + argv.get(i + 1) + " " + argv.get(i + 2));
+                default -> {
+                }
+            }
+        }
+        assertThat(targets).containsExactly("--ro-bind /", "--dev /dev", "--proc /proc", "--tmpfs /root",
+                "--tmpfs /sb", "--tmpfs /tmp", "--ro-bind /root/project", "--bind /sb/ws", "--ro-bind /etc/shadow",
+                "--ro-bind-fd 4 /sb/ws/.git");
+        assertThat(String.join(" ", argv)).contains("--ro-bind /dev/null /etc/shadow");
+    }
+
+    @Test
+    void should_keep_leaf_hidden_dirs_untraversable_and_remount_them_read_only() {
+        String line = String.join(" ", BwrapCommand.argv(spec(true, ProcMode.FRESH, LAYOUT)));
+        // /root holds a deeper grant, so it must stay traversable; /sb holds the workspace.
+        assertThat(line).contains("--perms 0755 --tmpfs /root").contains("--perms 0755 --tmpfs /sb")
+                .contains("--size 1024 --perms 1777 --tmpfs /tmp");
+        String leaf = String.join(" ", BwrapCommand.argv(spec(true, ProcMode.FRESH, List.of(
+                Mount.of("/", Mount.Kind.RO_BIND), Mount.of("/home/u/.ssh", Mount.Kind.HIDE_DIR)))));
+        assertThat(leaf).contains("--perms 0000 --tmpfs /home/u/.ssh")
+                .contains("--remount-ro /home/u/.ssh --seccomp 3");
+    }
+
+    @Test
+    void should_end_with_seccomp_clean_environment_cwd_and_command() {
+        List<String> argv = BwrapCommand.argv(spec(true, ProcMode.FRESH, LAYOUT));
+        String tail = String.join(" ", argv.subList(argv.indexOf("--seccomp"), argv.size()));
+        assertThat(tail).isEqualTo("--seccomp 3 --clearenv --setenv PATH /usr/bin:/bin --setenv HOME /sb/ws/home "
+                + "--chdir /sb/ws/work -- python3 -c print(1)");
+    }
+
+    @Test
+    void should_mask_proc_when_no_fresh_proc() {
+        String line = String.join(" ", BwrapCommand.argv(spec(true, ProcMode.MASKED, LAYOUT)));
+        assertThat(line).doesNotContain("--proc").contains("--perms 0555 --tmpfs /proc")
+                .contains("--remount-ro /proc");
+    }
+
+    @Test
+    void should_refuse_two_operations_on_one_path() {
+        assertThatThrownBy(() -> BwrapCommand.argv(spec(true, ProcMode.FRESH, List.of(
+                Mount.of("/x", Mount.Kind.RO_BIND), Mount.of("/x", Mount.Kind.HIDE_DIR)))))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Mount.of("relative", Mount.Kind.RO_BIND)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void should_only_add_pid_namespace_when_sandbox_is_off() {
+        List<String> argv = BwrapCommand.unsandboxedArgv("/usr/bin/bwrap", Map.of("A", "1"), "/w", List.of("true"));
+        assertThat(argv).containsExactly("/usr/bin/bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--proc",
+                "/proc", "--die-with-parent", "--new-session", "--clearenv", "--setenv", "A", "1", "--chdir", "/w",
+                "--", "true");
+    }
+}

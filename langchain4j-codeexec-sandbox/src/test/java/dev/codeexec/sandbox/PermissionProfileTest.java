@@ -1,0 +1,150 @@
+package dev.codeexec.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.codeexec.engine.InvalidSpecException;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PermissionProfileTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void should_read_host_and_write_workspace_when_workspace_write() {
+        PermissionProfile p = PermissionProfile.workspaceWrite();
+        assertThat(p.enforcement()).isEqualTo(PermissionProfile.Enforcement.MANAGED);
+        assertThat(p.network()).isEqualTo(NetworkMode.RESTRICTED);
+        assertThat(p.rules()).contains(new PermissionProfile.PathRule("/", FileAccess.READ),
+                new PermissionProfile.PathRule(".", FileAccess.WRITE),
+                new PermissionProfile.PathRule("/root", FileAccess.NONE),
+                new PermissionProfile.PathRule("~/.ssh", FileAccess.NONE),
+                new PermissionProfile.PathRule("/etc/shadow", FileAccess.NONE));
+        assertThat(p.protectedMetadata()).contains(".git");
+    }
+
+    @Test
+    void should_keep_workspace_read_only_when_read_only() {
+        assertThat(PermissionProfile.readOnly().rules()).contains(new PermissionProfile.PathRule(".", FileAccess.READ))
+                .doesNotContain(new PermissionProfile.PathRule(".", FileAccess.WRITE));
+    }
+
+    @Test
+    void should_copy_on_write() {
+        PermissionProfile base = PermissionProfile.workspaceWrite();
+        PermissionProfile changed = base.withReadPaths(tmp.toString()).withNetwork(NetworkMode.ENABLED);
+        assertThat(base.rules()).doesNotContain(new PermissionProfile.PathRule(tmp.toString(), FileAccess.READ));
+        assertThat(base.network()).isEqualTo(NetworkMode.RESTRICTED);
+        assertThat(changed.rules()).contains(new PermissionProfile.PathRule(tmp.toString(), FileAccess.READ));
+        assertThat(changed).isNotEqualTo(base);
+        assertThat(base.withReadPaths(tmp.toString())).isEqualTo(base.withReadPaths(tmp.toString()))
+                .hasSameHashCodeAs(base.withReadPaths(tmp.toString()));
+    }
+
+    @Test
+    void should_replace_read_grant_with_write_grant_on_same_path() {
+        PermissionProfile p = PermissionProfile.workspaceWrite().withReadPaths("data").withWritePaths("data/");
+        assertThat(p.rules()).contains(new PermissionProfile.PathRule("data", FileAccess.WRITE))
+                .doesNotContain(new PermissionProfile.PathRule("data", FileAccess.READ));
+    }
+
+    @Test
+    void should_refuse_grant_of_missing_host_path() {
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths(tmp.resolve("nope").toString()))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("does not exist");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths(tmp.resolve("nope").toString()))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("does not exist");
+        // No-access rules on missing paths are fine: nothing to hide yet.
+        PermissionProfile.workspaceWrite().withNoAccessPaths(tmp.resolve("nope").toString());
+    }
+
+    @Test
+    void should_refuse_glob_where_only_exact_paths_work() {
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths("/etc/*.conf"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("glob");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths("out/**"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("glob");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessPaths("**/.env"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("withNoAccessGlobs");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessGlobs("/etc/*"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("workspace-relative");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessGlobs("a/../b*"))
+                .isInstanceOf(InvalidSpecException.class);
+    }
+
+    @Test
+    void should_refuse_contradictory_rules() {
+        String dir = tmp.toString();
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessPaths(dir).withReadPaths(dir))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("contradictory");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths(dir).withNoAccessPaths(dir))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("contradictory");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths("/root"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("contradictory");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths(".git/hooks"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("protected");
+        assertThatThrownBy(() -> PermissionProfile.dangerFullAccess().withNetwork(NetworkMode.RESTRICTED))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("cannot restrict");
+        assertThatThrownBy(() -> PermissionProfile.dangerFullAccess().withReadPaths(dir))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("no effect");
+        assertThatThrownBy(() -> PermissionProfile.external(NetworkMode.ENABLED).withNoAccessGlobs("x"))
+                .isInstanceOf(InvalidSpecException.class);
+    }
+
+    @Test
+    void should_refuse_bad_paths() {
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths("/"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("dangerFullAccess");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths("../x"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("..");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths("/usr/../etc"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("..");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths("~/.cache"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("no-access");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths(" "))
+                .isInstanceOf(InvalidSpecException.class);
+        assertThat(PermissionProfile.workspaceWrite().withNoAccessPaths("~/.config/app").rules())
+                .contains(new PermissionProfile.PathRule("~/.config/app", FileAccess.NONE));
+        assertThat(PermissionProfile.workspaceWrite().withReadPaths("./work//data/").rules())
+                .contains(new PermissionProfile.PathRule("work/data", FileAccess.READ));
+    }
+
+    @Test
+    void should_parse_network_modes_and_presets() {
+        assertThat(NetworkMode.parse(" Enabled ")).isEqualTo(NetworkMode.ENABLED);
+        assertThat(NetworkMode.parse("restricted")).isEqualTo(NetworkMode.RESTRICTED);
+        assertThatThrownBy(() -> NetworkMode.parse("proxy")).isInstanceOf(InvalidSpecException.class)
+                .hasMessageContaining("'proxy'");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNetwork("open"))
+                .isInstanceOf(InvalidSpecException.class);
+        assertThat(PermissionProfile.preset("read-only")).isEqualTo(PermissionProfile.readOnly());
+        assertThat(PermissionProfile.preset("danger-full-access").enforcement())
+                .isEqualTo(PermissionProfile.Enforcement.DISABLED);
+        assertThatThrownBy(() -> PermissionProfile.preset("yolo")).isInstanceOf(InvalidSpecException.class);
+    }
+
+    @Test
+    void should_scope_per_run_grants_to_a_copy() {
+        PermissionProfile base = PermissionProfile.workspaceWrite();
+        PermissionProfile run = new AdditionalPermissions(List.of(tmp.toString()), List.of("out"),
+                NetworkMode.ENABLED).applyTo(base);
+        assertThat(run.rules()).contains(new PermissionProfile.PathRule(tmp.toString(), FileAccess.READ));
+        assertThat(run.network()).isEqualTo(NetworkMode.ENABLED);
+        assertThat(base).isEqualTo(PermissionProfile.workspaceWrite());
+        assertThatThrownBy(() -> AdditionalPermissions.read("/etc/shadow").applyTo(base))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("contradictory");
+        assertThat(AdditionalPermissions.NONE.applyTo(base)).isSameAs(base);
+    }
+
+    @Test
+    void should_declare_external_isolation_with_its_network() {
+        PermissionProfile p = PermissionProfile.external(NetworkMode.RESTRICTED);
+        assertThat(p.enforcement()).isEqualTo(PermissionProfile.Enforcement.EXTERNAL);
+        assertThat(p.network()).isEqualTo(NetworkMode.RESTRICTED);
+        assertThat(p.rules()).isEmpty();
+    }
+}

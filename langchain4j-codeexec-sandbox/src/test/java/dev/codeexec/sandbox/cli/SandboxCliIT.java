@@ -1,0 +1,86 @@
+package dev.codeexec.sandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.codeexec.testing.Requirements;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SandboxCliIT {
+
+    @TempDir
+    Path tmp;
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @BeforeAll
+    static void requireSandbox() {
+        Requirements.requireCommand("bwrap");
+    }
+
+    private int cli(String... args) {
+        return SandboxCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of("PATH", "/usr/bin:/bin", "LANG", "C.UTF-8", "API_KEY", "sk-secret"), tmp);
+    }
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void should_stream_output_and_return_the_command_exit_code() {
+        int rc = cli("--", "/bin/sh", "-c", "pwd; echo oops >&2; env; exit 7");
+        assertThat(rc).isEqualTo(7);
+        assertThat(out()).contains("/workspace/work\n").contains("LANG=C.UTF-8").doesNotContain("sk-secret");
+        assertThat(err()).isEqualTo("oops\n");
+    }
+
+    @Test
+    void should_return_124_on_timeout() {
+        assertThat(cli("--timeout", "0.5", "--", "/bin/sh", "-c", "echo started; sleep 60")).isEqualTo(124);
+        assertThat(out()).isEqualTo("started\n");
+        assertThat(err()).contains("timed out");
+    }
+
+    @Test
+    void should_return_125_with_reason_when_the_sandbox_cannot_be_set_up() {
+        assertThat(cli("--read", tmp.resolve("missing").toString(), "--", "true")).isEqualTo(125);
+        assertThat(err()).contains("does not exist");
+        err.reset();
+        assertThat(cli("--network", "sometimes", "--", "true")).isEqualTo(125);
+        assertThat(err()).contains("'sometimes'");
+        err.reset();
+        assertThat(cli("--profile", "workspace-write")).isEqualTo(125);
+        assertThat(err()).contains("no command").contains("usage:");
+    }
+
+    @Test
+    void should_apply_grants_denials_environment_and_workspace() throws Exception {
+        Path data = Files.createDirectories(tmp.resolve("data"));
+        Files.writeString(data.resolve("in.txt"), "input");
+        Files.writeString(data.resolve("secret.txt"), "hidden");
+        Path ws = Files.createDirectories(tmp.resolve("ws"));
+        int rc = cli("--workspace", "ws", "--read", "data", "--deny", "data/secret.txt", "--env", "none",
+                "--set", "GREETING=hi", "--network", "restricted", "--",
+                "/bin/sh", "-c", "cat ../../data/in.txt; cat ../../data/secret.txt; echo $GREETING > ../out/g.txt;"
+                        + " echo x > ../../data/new.txt");
+        assertThat(rc).isNotZero();
+        assertThat(out()).contains("input").doesNotContain("hidden");
+        assertThat(Files.readString(ws.resolve("out/g.txt"))).isEqualTo("hi\n");
+        assertThat(data.resolve("new.txt")).doesNotExist();
+        assertThat(ws.resolve("work")).isDirectory();
+    }
+}
