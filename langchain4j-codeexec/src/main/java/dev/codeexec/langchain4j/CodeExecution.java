@@ -221,7 +221,9 @@ public final class CodeExecution implements AutoCloseable {
         return new WorkspaceIO(runtime, runtime.defaultEngine(), key(conversationId));
     }
 
-    /** Like {@link #workspace(Object)}, on another engine (the one an invocation passes in {@link #ENGINE_PARAMETER}). */
+    /**
+     * Like {@link #workspace(Object)}, on another engine (the one an invocation passes in {@link #ENGINE_PARAMETER}).
+     */
     public WorkspaceIO workspace(Object conversationId, Engine engine) {
         return new WorkspaceIO(runtime, Objects.requireNonNull(engine, "engine"), key(conversationId));
     }
@@ -369,7 +371,10 @@ public final class CodeExecution implements AutoCloseable {
             return this;
         }
 
-        /** Which variables a policy run keeps from the model's {@code env}; default {@link EnvironmentScrubber#defaults()}. */
+        /**
+         * Which variables a policy run keeps from the model's {@code env}; default
+         * {@link EnvironmentScrubber#defaults()}.
+         */
         public Builder environmentScrubber(EnvironmentScrubber scrubber) {
             this.environmentScrubber = Objects.requireNonNull(scrubber, "scrubber");
             return this;
@@ -450,7 +455,9 @@ public final class CodeExecution implements AutoCloseable {
             return this;
         }
 
-        /** Largest window {@code workspace_read_file} returns; default {@value CodeExecution#DEFAULT_MAX_READ_BYTES}. */
+        /**
+         * Largest window {@code workspace_read_file} returns; default {@value CodeExecution#DEFAULT_MAX_READ_BYTES}.
+         */
         public Builder maxReadBytes(int bytes) {
             this.maxReadBytes = bytes;
             return this;
@@ -465,7 +472,10 @@ public final class CodeExecution implements AutoCloseable {
             return this;
         }
 
-        /** Largest file saved as or staged from an artifact; default {@value CodeExecution#DEFAULT_MAX_ARTIFACT_BYTES}. */
+        /**
+         * Largest file saved as or staged from an artifact; default
+         * {@value CodeExecution#DEFAULT_MAX_ARTIFACT_BYTES}.
+         */
         public Builder maxArtifactBytes(long bytes) {
             this.maxArtifactBytes = bytes;
             return this;

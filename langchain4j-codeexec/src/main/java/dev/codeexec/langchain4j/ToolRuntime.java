@@ -142,21 +142,21 @@ final class ToolRuntime implements AutoCloseable {
                 case STAGE_ARTIFACT -> stageArtifact(target, args);
             };
         } catch (InvalidArgument e) {
-            return ToolResult.error("invalid_argument", e.getMessage() + ". Nothing was run or changed; fix the "
-                    + "arguments of " + name + " and call it again.");
+            return ToolResult.error("invalid_argument", clause(e.getMessage())
+                    + ". Nothing was run or changed; fix the arguments of " + name + " and call it again.");
         } catch (Refusal e) {
             return ToolResult.error(e.kind, e.getMessage());
         } catch (PathEscapeException e) {
-            return ToolResult.error("path_escape", "the path leaves the workspace (" + e.getMessage() + "). Use paths "
-                    + "inside the workspace, such as work/... or out/...; nothing was changed.");
+            return ToolResult.error("path_escape", "the path leaves the workspace (" + clause(e.getMessage())
+                    + "). Use paths inside the workspace, such as work/... or out/...; nothing was changed.");
         } catch (PolicyViolationException e) {
-            return ToolResult.error("policy", "refused by policy: " + e.getMessage() + ". Nothing was run; do not "
-                    + "retry the same command.");
+            return ToolResult.error("policy", "refused by policy: " + clause(e.getMessage())
+                    + ". Nothing was run; do not retry the same command.");
         } catch (UnsupportedCapabilityException e) {
             return ToolResult.error("unsupported", e.getMessage());
         } catch (WorkspaceGoneException e) {
-            return ToolResult.error("workspace_gone", "the workspace of this conversation is gone (" + e.getMessage()
-                    + "). Files written earlier are lost; artifacts are not.");
+            return ToolResult.error("workspace_gone", "the workspace of this conversation is gone ("
+                    + clause(e.getMessage()) + "). Files written earlier are lost; artifacts are not.");
         } catch (BackendUnavailableException e) {
             log.warn("{}: backend unavailable: {}", name, e.getMessage());
             return ToolResult.error("backend_unavailable", "the execution backend is unavailable right now; try "
@@ -171,6 +171,12 @@ final class ToolRuntime implements AutoCloseable {
             return ToolResult.error("internal", name + " failed unexpectedly (" + e.getClass().getSimpleName()
                     + "); the application log has details.");
         }
+    }
+
+    /** A message without its final period, to continue the sentence. */
+    static String clause(String message) {
+        String m = message == null ? "" : message.strip();
+        return m.endsWith(".") ? m.substring(0, m.length() - 1) : m;
     }
 
     /** A refusal decided by the tools themselves, with its error kind. */
