@@ -2,6 +2,7 @@ package dev.codeexec.langchain4j;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.engine.RunResult;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.Test;
 class WorkspaceToolsTest {
 
     private final FakeEngine engine = new FakeEngine();
-    private final MemoryArtifacts artifacts = new MemoryArtifacts();
+    private final InMemoryArtifactService artifacts = new InMemoryArtifactService();
     private CodeExecution codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts)
             .maxWriteBytes(1024 * 1024).build();
 
