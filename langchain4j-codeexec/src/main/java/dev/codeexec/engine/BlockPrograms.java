@@ -26,12 +26,14 @@ final class BlockPrograms {
         boolean truncated = false;
         for (int i = 0; i < input.codeBlocks().size(); i++) {
             CodeLanguage lang = languages.get(i);
+            // Scripts are helper files of the run: runs/ keeps them out of work/ and out/, which hold the model's data.
             String file = "code_" + i + "." + lang.fileExtension();
-            engine.fs().putFiles(ws, List.of(PutFile.of("work/" + file,
+            engine.fs().putFiles(ws, List.of(PutFile.of("runs/" + file,
                     input.codeBlocks().get(i).code().getBytes(java.nio.charset.StandardCharsets.UTF_8),
                     lang.fileMode())));
-            RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter()).args(file)
-                    .cwd("work").timeout(input.timeout()).build());
+            // Model-written snippets never see the host's environment where the engine can prevent it.
+            RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file)
+                    .cwd("work").cleanEnv(engine.describe().supportsCleanEnv()).timeout(input.timeout()).build());
             output.append(r.stdout());
             if (!r.stderr().isEmpty()) {
                 if (output.length() > 0 && output.charAt(output.length() - 1) != '\n') {

@@ -37,8 +37,9 @@ public interface Engine extends AutoCloseable {
     }
 
     /**
-     * Runs code blocks in a workspace. The default writes each block to {@code work/code_<n>.<ext>} and runs it with
-     * the language's interpreter ({@link dev.codeexec.CodeLanguage}); engines with a stateful interpreter override it.
+     * Runs code blocks in a workspace. The default writes each block to {@code runs/code_<n>.<ext>} and runs it from {@code work/} with
+     * the language's interpreter ({@link dev.codeexec.CodeLanguage}), with a clean environment where the engine
+     * supports one; engines with a stateful interpreter override it.
      */
     default CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
         return BlockPrograms.execute(this, ws, input);

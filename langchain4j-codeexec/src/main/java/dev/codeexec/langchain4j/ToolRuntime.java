@@ -621,13 +621,7 @@ final class ToolRuntime implements AutoCloseable {
             String script = gate.check(t.engine, lang.interpreter() + " ../runs/" + scriptName(lang));
             return inWorkspace(t, true, ws -> runScript(t, ws, lang, code, timeout, script));
         }
-        Optional<CodeLanguage> plain = CodeLanguage.forTag(language);
-        if (plain.isPresent() && usesDefaultCodeExecution(t.engine) && !settings.inheritEnvironment()
-                && t.engine.describe().supportsCleanEnv()) {
-            // The engine's default block runner inherits its base environment; snippets get the same clean
-            // environment as workspace_exec commands, so they run here as a script file instead.
-            return inWorkspace(t, true, ws -> runScript(t, ws, plain.get(), code, timeout, null));
-        }
+        // The engine runs the snippet; its default block runner uses a clean environment where it can.
         return inWorkspace(t, ws -> {
             Map<String, Long> before = listingBefore(t, ws);
             long start = System.nanoTime();
@@ -643,20 +637,9 @@ final class ToolRuntime implements AutoCloseable {
         return "code_snippet." + lang.fileExtension();
     }
 
-    /** True unless the engine runs code its own way (a stateful kernel, for example). */
-    static boolean usesDefaultCodeExecution(Engine engine) {
-        try {
-            return engine.getClass().getMethod("executeCode", Workspace.class, CodeExecutionInput.class)
-                    .getDeclaringClass() == Engine.class;
-        } catch (NoSuchMethodException e) {
-            return true;
-        }
-    }
-
     /**
      * Runs a snippet with the language's interpreter and a clean environment, from {@code work/} as the current
-     * folder: in policy mode (which requires it) and for engines whose default block runner would inherit their
-     * environment. The script file goes to {@code runs/}, the folder for per-run helper files, so it neither clutters
+     * folder, through the command policy's checked command line (policy mode). The script file goes to {@code runs/}, the folder for per-run helper files, so it neither clutters
      * {@code work/} nor shows up as a changed file.
      */
     private ToolResult runScript(Target t, Workspace ws, CodeLanguage lang, String code, Duration timeout,

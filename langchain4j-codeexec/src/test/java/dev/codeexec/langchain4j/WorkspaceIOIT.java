@@ -154,7 +154,7 @@ class WorkspaceIOIT {
             String second = lc4j.execute("print(open('state.txt').read())");
 
             assertThat(first).startsWith("exit_code: 0").contains("wrote");
-            assertThat(second).contains("--- stdout ---\nkept");
+            assertThat(second).contains("--- output ---\nkept");
         }
     }
 
