@@ -11,7 +11,9 @@ import java.util.Set;
  *
  * <p>{@link #extract} finds every block; {@link #lone} implements the response-processor rule: the whole text, trimmed,
  * is exactly one fenced block in a runnable language. Unlike a non-greedy regular expression, the scanner matches a
- * closing fence only at the start of a line, so a fence inside a string of the code does not end the block.
+ * closing fence only at the start of a line, so a fence inside a string of the code does not end the block. With the
+ * default {@link CodeBlockDelimiter#BACKTICKS} the fences follow Markdown (CommonMark): three or more backticks or
+ * tildes, closed by a run of the same character at least as long; a custom delimiter is matched literally.
  */
 public final class CodeBlocks {
 
@@ -54,9 +56,6 @@ public final class CodeBlocks {
         }
         CodeBlockDelimiter d = CodeBlockDelimiter.orDefault(delimiter);
         String t = normalizeLineEndings(text).strip();
-        if (!t.startsWith(d.start())) {
-            return Optional.empty();
-        }
         List<Found> found = scan(t, d);
         // The block must span the whole text: it opens at its start and nothing but whitespace follows its closing
         // fence (a trailing fence that opens an unterminated second block counts as prose).
@@ -85,20 +84,31 @@ public final class CodeBlocks {
     }
 
     private static List<Found> scan(String text, CodeBlockDelimiter d) {
+        boolean markdown = d.equals(CodeBlockDelimiter.BACKTICKS);
         List<Found> found = new ArrayList<>();
         int pos = 0;
         while (true) {
-            int open = findAtLineStart(text, d.start(), pos);
+            int open = markdown ? earliest(findAtLineStart(text, "```", pos), findAtLineStart(text, "~~~", pos))
+                    : findAtLineStart(text, d.start(), pos);
             if (open < 0) {
                 return found;
             }
-            int infoStart = open + d.start().length();
+            // Markdown fences are runs of 3 or more backticks or tildes, closed by a run of the same character at
+            // least as long (CommonMark), so a block may contain a shorter fence, as a README snippet does.
+            String openFence = markdown ? run(text, open) : d.start();
+            String closeFence = markdown ? openFence : d.end();
+            int infoStart = open + openFence.length();
             int nl = text.indexOf('\n', infoStart);
             if (nl < 0) {
                 return found;
             }
             String info = text.substring(infoStart, nl).strip();
-            int close = findClosing(text, d.end(), nl + 1);
+            if (markdown && openFence.charAt(0) == '`' && info.indexOf('`') >= 0) {
+                // Not a fence: inline code such as ```x``` at the start of a line.
+                pos = nl + 1;
+                continue;
+            }
+            int close = findClosing(text, closeFence, markdown, nl + 1);
             if (close < 0) {
                 return found;
             }
@@ -107,9 +117,24 @@ public final class CodeBlocks {
                 code = code.substring(0, code.length() - 1);
             }
             int afterClose = text.indexOf('\n', close);
+            int end = afterClose < 0 ? text.length() : afterClose;
             pos = afterClose < 0 ? text.length() : afterClose + 1;
-            found.add(new Found(new CodeBlock(firstWord(info), code), open, close + d.end().length()));
+            found.add(new Found(new CodeBlock(firstWord(info), code), open, end));
         }
+    }
+
+    private static int earliest(int a, int b) {
+        return a < 0 ? b : b < 0 ? a : Math.min(a, b);
+    }
+
+    /** The run of fence characters starting at {@code at}. */
+    private static String run(String text, int at) {
+        char c = text.charAt(at);
+        int i = at;
+        while (i < text.length() && text.charAt(i) == c) {
+            i++;
+        }
+        return text.substring(at, i);
     }
 
     private static String normalizeLineEndings(String text) {
@@ -132,8 +157,11 @@ public final class CodeBlocks {
         return -1;
     }
 
-    /** The offset of the next line that is the closing fence alone (surrounding whitespace allowed). */
-    private static int findClosing(String text, String fence, int from) {
+    /**
+     * The offset of the next line that is the closing fence alone (surrounding whitespace allowed); in markdown mode a
+     * longer run of the same character also closes.
+     */
+    private static int findClosing(String text, String fence, boolean markdown, int from) {
         int i = from;
         while (true) {
             int at = findAtLineStart(text, fence, i);
@@ -142,6 +170,9 @@ public final class CodeBlocks {
             }
             int eol = text.indexOf('\n', at);
             String rest = text.substring(at + fence.length(), eol < 0 ? text.length() : eol);
+            if (markdown) {
+                rest = rest.replaceFirst("^" + java.util.regex.Pattern.quote(String.valueOf(fence.charAt(0))) + "+", "");
+            }
             if (rest.isBlank()) {
                 return at;
             }

@@ -160,4 +160,25 @@ class CodeBlocksTest {
         assertThat(CodeBlocks.isRunnableTag("Json")).isFalse();
         assertThat(CodeBlocks.isRunnableTag(null)).isFalse();
     }
+
+    @Test
+    void should_read_markdown_fences_when_longer_or_tilde() {
+        String four = "````python\nprint('```')\n```\nprint(2)\n````";
+        assertThat(CodeBlocks.lone(four)).contains(CodeBlock.of("python", "print('```')\n```\nprint(2)"));
+
+        String tilde = "~~~bash\necho hi\n~~~";
+        assertThat(CodeBlocks.lone(tilde)).contains(CodeBlock.of("bash", "echo hi"));
+
+        // A tilde block is not closed by backticks, nor a long fence by a shorter one.
+        assertThat(CodeBlocks.extract("~~~sh\necho a\n```\n~~~")).containsExactly(CodeBlock.of("sh", "echo a\n```"));
+        assertThat(CodeBlocks.extract("````py\nx\n```")).isEmpty();
+        // A longer closing run closes.
+        assertThat(CodeBlocks.lone("```py\nx = 1\n`````")).contains(CodeBlock.of("py", "x = 1"));
+    }
+
+    @Test
+    void should_not_take_inline_code_for_a_fence() {
+        assertThat(CodeBlocks.extract("```x``` is inline\n```python\nprint(1)\n```"))
+                .containsExactly(CodeBlock.of("python", "print(1)"));
+    }
 }
