@@ -45,6 +45,14 @@ final class FileTrees {
                     if (exc instanceof NoSuchFileException) {
                         return FileVisitResult.CONTINUE;
                     }
+                    if (exc instanceof java.nio.file.AccessDeniedException
+                            && Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
+                        // A program made a directory unreadable (chmod 000): a non-root owner can open it only
+                        // after giving the permissions back.
+                        makeOwnerWritable(file);
+                        deleteTree(file);
+                        return FileVisitResult.CONTINUE;
+                    }
                     throw exc;
                 }
 
@@ -55,7 +63,8 @@ final class FileTrees {
                 }
             });
         } catch (IOException e) {
-            throw new CodeExecException("could not delete '" + path.getFileName() + "': " + e.getMessage(), e);
+            throw new CodeExecException("could not delete '" + path.getFileName() + "': "
+                    + e.getClass().getSimpleName(), e);
         }
     }
 
@@ -150,7 +159,8 @@ final class FileTrees {
     private static void makeOwnerWritable(Path dir) throws IOException {
         try {
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
-            if (perms.add(PosixFilePermission.OWNER_WRITE) | perms.add(PosixFilePermission.OWNER_EXECUTE)) {
+            if (perms.add(PosixFilePermission.OWNER_READ) | perms.add(PosixFilePermission.OWNER_WRITE)
+                    | perms.add(PosixFilePermission.OWNER_EXECUTE)) {
                 Files.setPosixFilePermissions(dir, perms);
             }
         } catch (UnsupportedOperationException ignored) {

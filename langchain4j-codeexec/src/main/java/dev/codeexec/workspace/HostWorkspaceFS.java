@@ -277,10 +277,8 @@ public final class HostWorkspaceFS implements WorkspaceFS {
             throw new InvalidSpecException("refusing to delete the workspace root; use the engine's cleanup");
         }
         requireWrite(access.apply(ws), norm);
-        int slash = norm.lastIndexOf('/');
-        Path parent = r.resolve(slash < 0 ? "." : norm.substring(0, slash));
         // The last component itself is not followed: deleting a link deletes the link.
-        FileTrees.deleteTree(parent.resolve(norm.substring(slash + 1)));
+        FileTrees.deleteTree(r.resolveEntry(norm));
     }
 
     // ---- internals ----
@@ -357,12 +355,11 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         if (norm.equals(".")) {
             throw new InvalidSpecException("cannot write to the workspace root itself; name a file");
         }
-        int slash = norm.lastIndexOf('/');
-        Path parent = r.resolve(slash < 0 ? "." : norm.substring(0, slash));
-        if (Files.isDirectory(parent.resolve(norm.substring(slash + 1)), LinkOption.NOFOLLOW_LINKS)) {
+        Path entry = r.resolveEntry(norm);
+        if (Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS)) {
             throw new InvalidSpecException("'" + norm + "' is a directory");
         }
-        Path existing = parent;
+        Path existing = entry.getParent();
         while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
             existing = existing.getParent();
         }
@@ -402,9 +399,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
             throw new InvalidSpecException("cannot stage onto the workspace root itself; name a destination");
         }
         // Not resolveForWrite: an existing directory at the destination is replaced (restaging a skill, say).
-        int slash = norm.lastIndexOf('/');
-        Path target = (slash < 0 ? r.root() : r.ensureDirectory(norm.substring(0, slash)))
-                .resolve(norm.substring(slash + 1));
+        Path target = r.resolveEntryForWrite(norm);
         requireOutside(source, target, norm);
         Path tmp = target.resolveSibling(".stage-" + Long.toHexString(System.nanoTime()) + "-"
                 + target.getFileName());

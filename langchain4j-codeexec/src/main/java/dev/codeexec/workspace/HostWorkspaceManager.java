@@ -62,10 +62,10 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
             try {
                 Files.createDirectory(dir);
             } catch (IOException ex) {
-                throw new CodeExecException("cannot create workspace: " + ex.getMessage(), ex);
+                throw new CodeExecException("cannot create workspace: " + ex.getClass().getSimpleName(), ex);
             }
         } catch (IOException e) {
-            throw new CodeExecException("cannot create workspace: " + e.getMessage(), e);
+            throw new CodeExecException("cannot create workspace: " + e.getClass().getSimpleName(), e);
         }
         WorkspaceLayout.create(dir);
         created.add(id);

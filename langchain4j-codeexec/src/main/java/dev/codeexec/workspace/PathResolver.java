@@ -139,16 +139,35 @@ public final class PathResolver {
      */
     public Path resolveForWrite(String relativePath) {
         String norm = normalize(relativePath);
-        if (norm.equals(".")) {
-            throw new InvalidSpecException("cannot write to the workspace root itself; name a file");
-        }
-        int slash = norm.lastIndexOf('/');
-        Path parent = slash < 0 ? root : ensureDirectory(norm.substring(0, slash));
-        Path target = parent.resolve(norm.substring(slash + 1));
+        Path target = entry(norm, true);
         if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
             throw new InvalidSpecException("'" + norm + "' is a directory");
         }
         return target;
+    }
+
+    /**
+     * The host path of an entry itself, for operations that act on a link rather than through it (delete, replace):
+     * its parent directories are resolved and checked like {@link #resolve}, its last component is not followed.
+     *
+     * @throws InvalidSpecException for the workspace root itself
+     */
+    public Path resolveEntry(String relativePath) {
+        return entry(normalize(relativePath), false);
+    }
+
+    /** {@link #resolveEntry} after creating the parent directories safely ({@link #ensureDirectory}). */
+    public Path resolveEntryForWrite(String relativePath) {
+        return entry(normalize(relativePath), true);
+    }
+
+    private Path entry(String norm, boolean createParents) {
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("this operation needs a path inside the workspace, not its root");
+        }
+        int slash = norm.lastIndexOf('/');
+        String parent = slash < 0 ? "." : norm.substring(0, slash);
+        return (createParents ? ensureDirectory(parent) : resolve(parent)).resolve(norm.substring(slash + 1));
     }
 
     /** Creates a workspace directory (and its parents) safely and returns its real path. */

@@ -101,7 +101,7 @@ public final class WorkspaceLayout {
                 Files.createDirectories(hostRoot.resolve(d));
             }
         } catch (IOException e) {
-            throw new CodeExecException("could not create the workspace layout: " + e.getMessage(), e);
+            throw new CodeExecException("could not create the workspace layout: " + e.getClass().getSimpleName(), e);
         }
     }
 }
