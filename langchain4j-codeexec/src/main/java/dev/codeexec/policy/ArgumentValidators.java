@@ -13,6 +13,10 @@ import java.util.Map;
  * validator (make, npm, perl, ruby, node, ssh, rsync {@code -e}, ...); leave those off the allow list, or write a
  * validator. The backend's isolation is what bounds a command that gets through.
  *
+ * <p>GNU tools accept any unambiguous prefix of a long option ({@code --compress-prog} for
+ * {@code --compress-program}); the validators that refuse long options refuse every prefix of them, and those that
+ * accept a list of options accept only the full names.
+ *
  * <p>{@link #defaults()} is what {@link CommandPolicy#builder()} starts with.
  */
 public final class ArgumentValidators {
@@ -24,6 +28,7 @@ public final class ArgumentValidators {
     private static final ArgumentValidator GIT = new GitValidator();
     private static final ArgumentValidator TAR = new TarValidator();
     private static final ArgumentValidator SED = new SedValidator();
+    private static final ArgumentValidator SORT = new SortValidator();
 
     private ArgumentValidators() {
     }
@@ -31,8 +36,8 @@ public final class ArgumentValidators {
     /**
      * The default validators by command name: {@code find gfind} ({@link #find()}), {@code awk gawk mawk nawk}
      * ({@link #awk()}), {@code python pypy} ({@link #python()}; names match with versions, so {@code python3.12} is
-     * covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar} ({@link #tar()}) and {@code sed gsed}
-     * ({@link #sed()}). A new modifiable map on every call.
+     * covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar} ({@link #tar()}), {@code sed gsed}
+     * ({@link #sed()}) and {@code sort gsort} ({@link #sort()}). A new modifiable map on every call.
      */
     public static Map<String, ArgumentValidator> defaults() {
         Map<String, ArgumentValidator> m = new LinkedHashMap<>();
@@ -50,6 +55,8 @@ public final class ArgumentValidators {
         m.put("bsdtar", TAR);
         m.put("sed", SED);
         m.put("gsed", SED);
+        m.put("sort", SORT);
+        m.put("gsort", SORT);
         return m;
     }
 
@@ -89,7 +96,8 @@ public final class ArgumentValidators {
     /**
      * git: refuses {@code -c} and {@code git config} writes outside a few identity and display keys,
      * {@code --config-env}, {@code --exec-path}, {@code --upload-pack}, {@code --receive-pack}, {@code --exec},
-     * {@code --template}, {@code ext::} remotes, {@code rebase -x}, {@code grep -O}, {@code submodule foreach},
+     * {@code --template}, {@code --output} and {@code archive -o} (write to any file they name; every long option in
+     * any abbreviation), {@code ext::} remotes, {@code rebase -x}, {@code grep -O}, {@code submodule foreach},
      * {@code bisect run}, and subcommands that run tools or servers ({@code difftool}, {@code mergetool},
      * {@code filter-branch}, {@code hook}, {@code daemon}, ...). It cannot see hooks, aliases or config in the
      * repository, which a model that writes files can create.
@@ -115,5 +123,15 @@ public final class ArgumentValidators {
      */
     public static ArgumentValidator sed() {
         return SED;
+    }
+
+    /**
+     * sort: refuses {@code --compress-program} in any abbreviation ({@code --compress-prog}, {@code --co}, ...), which
+     * runs a program on sort's temporary files. Allows {@code -o}/{@code --output} (under a policy there is no
+     * redirection, so it is how sorted output reaches a file; the backend confines where it can write) and
+     * {@code -T}.
+     */
+    public static ArgumentValidator sort() {
+        return SORT;
     }
 }

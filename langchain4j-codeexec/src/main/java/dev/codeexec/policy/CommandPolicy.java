@@ -57,11 +57,16 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * CommandPolicy policy = CommandPolicy.builder()
- *         .allow("ls", "cat", "grep", "wc", "sort", "python3")
+ *         .allow("ls", "cat", "head", "grep", "wc", "sort")
  *         .build();
  * ParsedCommand ok = policy.check("grep -c error work/log.txt");   // passes
  * policy.check("curl http://example.com");   // PolicyViolationException: not in the allow list
+ * policy.check("sort --compress-program=sh f");   // PolicyViolationException: refused by sort's validator
  * }</pre>
+ *
+ * <p><b>Every allowed command is trusted with all of its options</b>: check each for options that run another program
+ * ({@code sort --compress-program}, in any abbreviation GNU getopt accepts) before allowing it, and allow an
+ * interpreter ({@code python3}) only where the backend isolates it, since it runs any script the model writes.
  *
  * <p>{@link #permissive()} is the absence of a policy: nothing is parsed or checked, and callers run the command line
  * with a full shell. Every policy from {@link #builder()}, even one with no lists, is enforcing: it parses, applies the

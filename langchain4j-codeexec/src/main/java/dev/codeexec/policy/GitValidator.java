@@ -17,6 +17,12 @@ import java.util.Set;
  *   <li>{@code --upload-pack}, {@code --receive-pack}, {@code --exec}, {@code --template}, {@code --config} (in any
  *       abbreviation), {@code clone -u}, {@code ls-remote -u}, {@code rebase -x}, {@code grep -O},
  *       {@code help -w}; {@code ext::} and {@code fd::} remote URLs;</li>
+ *   <li>{@code --output} in any abbreviation ({@code diff}, {@code log}, {@code show}, {@code archive}, ...) and
+ *       {@code archive -o}: they replace any file they name with git's output, which a model seldom needs (the
+ *       output comes back on stdout) and which overwrites files outside the workspace on a backend that does not
+ *       confine writes. Other writes, such as {@code clone <url> <dir>} or {@code format-patch -o <dir>}, create
+ *       new files and are left to the backend;</li>
+ *   <li>{@code git config --edit} in any abbreviation ({@code --ed});</li>
  *   <li>subcommands that exist to run commands or servers: {@code submodule foreach}, {@code bisect run},
  *       {@code difftool}, {@code mergetool}, {@code filter-branch}, {@code hook}, {@code daemon}, {@code instaweb},
  *       {@code send-email}, {@code imap-send}, {@code shell}, {@code web--browse}, {@code upload-pack},
@@ -77,7 +83,8 @@ final class GitValidator implements ArgumentValidator {
             "--template", "copies hooks from a template directory into the repository",
             "--open-files-in-pager", "runs a pager command",
             "--extcmd", "runs an external diff command",
-            "--sendmail-cmd", "runs a mail command");
+            "--sendmail-cmd", "runs a mail command",
+            "--output", "writes to any file it names, replacing what is there");
 
     @Override
     public void validate(List<String> argv) {
@@ -147,6 +154,7 @@ final class GitValidator implements ArgumentValidator {
                 }
             }
             case "ls-remote" -> refuseShort(argv, args, 'u', "ls-remote -u names the upload-pack program to run");
+            case "archive" -> refuseShort(argv, args, 'o', "archive -o writes to any file it names");
             case "rebase" -> refuseShort(argv, args, 'x', "rebase -x runs a shell command after each commit");
             case "grep" -> refuseShort(argv, args, 'O', "grep -O runs a pager command on the matching files");
             case "help" -> {
@@ -191,7 +199,7 @@ final class GitValidator implements ArgumentValidator {
         for (int k = 0; k < args.size(); k++) {
             String a = args.get(k);
             String name = Validation.longName(a);
-            if (a.equals("-e") || "--edit".equals(name)) {
+            if (a.equals("-e") || (name != null && Validation.selects(a, "--edit"))) {
                 throw Validation.refuse(argv, "'git config --edit' opens an editor, which the command policy does"
                         + " not allow");
             }

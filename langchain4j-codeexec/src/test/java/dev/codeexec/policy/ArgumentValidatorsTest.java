@@ -176,7 +176,24 @@ class ArgumentValidatorsTest {
                 arguments("git help --web log", "help -w"),
                 arguments("git clone 'ext::sh -c id' dst", "transport that runs a command"),
                 arguments("git fetch fd::17", "transport that runs a command"),
-                arguments("git -C work/repo -c core.pager=x log", "'core.pager'"));
+                arguments("git -C work/repo -c core.pager=x log", "'core.pager'"),
+                // writes to a file the command line names, in every abbreviation getopt/parse-options accepts
+                arguments("git diff --output=/home/u/.bashrc", "(--output)"),
+                arguments("git log -p --output /tmp/x", "(--output)"),
+                arguments("git show --outp=x HEAD", "(--output)"),
+                arguments("git diff --no-index --o=x a b", "git's '--o'"),
+                arguments("git archive --output=x.tar HEAD", "(--output)"),
+                arguments("git archive -o x.tar HEAD", "archive -o"),
+                arguments("git archive -vo x.tar HEAD", "archive -o"),
+                // abbreviations of refused long options
+                arguments("git config --global --ed", "editor"),
+                arguments("git config --edi", "editor"),
+                arguments("git fetch --upload-p=x origin", "--upload-pack"),
+                arguments("git push --rec=x origin", "--receive-pack"),
+                arguments("git rebase --exe=id main", "(--exec)"),
+                arguments("git init --templ=work/tpl", "--template"),
+                arguments("git grep --open-f x", "--open-files-in-pager"),
+                arguments("git --exec-p=work/bin status", "not recognised"));
     }
 
     static Stream<String> gitControls() {
@@ -188,7 +205,9 @@ class ArgumentValidatorsTest {
                 "git clone -c user.name=x https://example.com/r.git", "git commit -c HEAD", "git add -u",
                 "git push -u origin main", "git grep -n foo", "git log --exclude=refs/x --all", "git --no-pager log",
                 "git --version", "git", "git -c color.ui=always log", "git -c advice.detachedHead=false checkout x",
-                "git diff --ext-diff", "git --git-dir=work/r/.git log", "git init -b main work/r");
+                "git diff --ext-diff", "git --git-dir=work/r/.git log", "git init -b main work/r",
+                "git diff --output-indicator-new=+ HEAD", "git checkout --ours f", "git log --oneline",
+                "git format-patch -o out/patches HEAD~1", "git archive --format=tar HEAD", "git config --get-all x.y");
     }
 
     // ---------------------------------------------------------------- tar
@@ -220,7 +239,16 @@ class ArgumentValidatorsTest {
                 arguments("tar --file host:a.tar -x", "host:path"),
                 arguments("tar xf host:a.tar", "host:path"),
                 arguments("tar -xvfhost:a.tar", "host:path"),
-                arguments("bsdtar -cf a.tar --use-compress-program=evil work", "--use-compress-program"));
+                arguments("bsdtar -cf a.tar --use-compress-program=evil work", "--use-compress-program"),
+                // abbreviations getopt_long accepts
+                arguments("tar -xf a.tar --to=id", "--to-command"),
+                arguments("tar -cf a.tar --use-compress=evil work", "--use-compress-program"),
+                arguments("tar -cf a.tar --checkpoint-act=exec=id work", "--checkpoint-action"),
+                arguments("tar -cf a.tar --info=x work", "--info-script"),
+                arguments("tar -cf a.tar --new-vol=x work", "--new-volume-script"),
+                arguments("tar -xf a.tar --rsh=x", "--rsh-command"),
+                arguments("tar -xf a.tar --rmt-c=x", "--rmt-command"),
+                arguments("tar -cf a.tar --files=list", "--files-from"));
     }
 
     static Stream<String> tarControls() {
@@ -291,16 +319,41 @@ class ArgumentValidatorsTest {
                 "sed --posix -n p f", "sed 'w' --help", "sed --version");
     }
 
+    // ---------------------------------------------------------------- sort
+
+    static Stream<Arguments> sortAttacks() {
+        return Stream.of(
+                arguments("sort -S 16K --compress-program=sh work/data.txt", "(--compress-program)"),
+                arguments("sort --compress-program sh f", "(--compress-program)"),
+                arguments("sort --compress-prog=sh f", "(--compress-program)"),
+                arguments("sort --compress=sh f", "(--compress-program)"),
+                arguments("sort --comp=sh f", "(--compress-program)"),
+                arguments("sort --co=sh f", "(--compress-program)"),
+                arguments("sort --c=sh f", "(--compress-program)"),
+                arguments("sort -t -- --compress-program=sh f", "(--compress-program)"),
+                arguments("sort f --compress-program=sh", "(--compress-program)"),
+                arguments("/usr/bin/sort --compress-program=sh f", "(--compress-program)"),
+                arguments("gsort --compress-program=sh f", "(--compress-program)"));
+    }
+
+    static Stream<String> sortControls() {
+        return Stream.of("sort work/data.txt", "sort -n -k2,2 -t, f", "sort -u -r f", "sort --check f",
+                "sort -c f", "sort -S 16K f", "sort -o out/sorted.txt work/data.txt",
+                "sort --output=out/sorted.txt f", "sort -T work/tmp f", "sort --debug f", "sort --parallel=2 f",
+                "sort --files0-from=list", "gsort -h f", "sort");
+    }
+
     // ---------------------------------------------------------------- the tests
 
     static Stream<Arguments> attacks() {
-        return Stream.of(findAttacks(), awkAttacks(), pythonAttacks(), gitAttacks(), tarAttacks(), sedAttacks())
+        return Stream.of(findAttacks(), awkAttacks(), pythonAttacks(), gitAttacks(), tarAttacks(), sedAttacks(),
+                        sortAttacks())
                 .flatMap(s -> s);
     }
 
     static Stream<String> controls() {
         return Stream.of(findControls(), awkControls(), pythonControls(), gitControls(), tarControls(),
-                        sedControls())
+                        sedControls(), sortControls())
                 .flatMap(s -> s)
                 // "sed 'w' --help" is only a parser control; --help makes GNU sed print usage, not run the script.
                 .filter(s -> !s.equals("sed 'w' --help"));
@@ -353,9 +406,10 @@ class ArgumentValidatorsTest {
         var defaults = ArgumentValidators.defaults();
 
         assertThat(defaults).containsKeys("find", "awk", "gawk", "mawk", "nawk", "python", "pypy", "git", "tar",
-                "sed");
+                "sed", "sort", "gsort");
         defaults.clear();
         assertThat(ArgumentValidators.defaults()).isNotEmpty();
         assertThat(ArgumentValidators.python()).hasToString("ArgumentValidators.python()");
+        assertThat(ArgumentValidators.sort()).hasToString("ArgumentValidators.sort()");
     }
 }

@@ -127,7 +127,21 @@ class PolicyShellIT {
                 arguments("tar", "tar -cf a.tar --use-compress-program='sh -c \"touch PWNED; cat\"' in.txt",
                         "tar -czf a.tgz in.txt"),
                 arguments("git", "git -c alias.x='!touch PWNED' x", "git -c user.name=x --version"),
-                arguments("python3", "python3 -c 'open(\"PWNED\", \"w\")'", "python3 script.py"));
+                arguments("python3", "python3 -c 'open(\"PWNED\", \"w\")'", "python3 script.py"),
+                // sort runs its compress program on the temporary files: here sh, fed lines of "touch PWNED"
+                arguments("sort", "sort -S 16K --compress-program=sh lines.txt",
+                        "sort -S 16K -o sorted.txt lines.txt"),
+                arguments("sort", "sort -S 16K --compress-prog=sh lines.txt", "sort -n in.txt"),
+                arguments("sort", "sort -S 16K --compress=sh lines.txt", "sort -u -t, -k2 in.txt"),
+                // long options abbreviated as getopt_long and git's parse-options accept them
+                arguments("tar", "tar -cf a.tar --checkpoint=1 --checkpoint-a=exec='touch PWNED' in.txt",
+                        "tar -cf a.tar --checkpoint=1 in.txt"),
+                arguments("tar", "tar -cf a.tar --use-compress='sh -c \"touch PWNED; cat\"' in.txt",
+                        "tar -cf a.tar in.txt"),
+                arguments("git", "git diff --no-index --output=PWNED in.txt script.py",
+                        "git diff --no-index in.txt in.txt"),
+                // .gitconfig (HOME is the run's folder) names the editor, as a model that writes files could
+                arguments("git", "git config --global --ed", "git config --global --get core.editor"));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
@@ -136,7 +150,7 @@ class PolicyShellIT {
                                                                           String control) throws Exception {
         Requirements.require(Files.isExecutable(Path.of("/bin/sh")), "/bin/sh");
         Requirements.requireCommand(tool);
-        if (tool.equals("sed") || tool.equals("tar")) {
+        if (tool.equals("sed") || tool.equals("tar") || tool.equals("sort")) {
             Run version = run(dir, tool, "--version");
             Requirements.require(version.stdout().contains("GNU"), "GNU " + tool);
         }
@@ -145,6 +159,8 @@ class PolicyShellIT {
         for (Path d : List.of(attackDir, controlDir)) {
             Files.writeString(d.resolve("in.txt"), "a,1\nb/2,3\n", StandardCharsets.UTF_8);
             Files.writeString(d.resolve("script.py"), "print('ok')\n");
+            Files.writeString(d.resolve("lines.txt"), "touch PWNED\n".repeat(5000));
+            Files.writeString(d.resolve(".gitconfig"), "[core]\n\teditor = touch PWNED\n");
         }
         CommandPolicy policy = CommandPolicy.allowing(tool);
 
