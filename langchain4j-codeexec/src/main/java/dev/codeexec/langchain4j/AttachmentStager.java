@@ -7,6 +7,7 @@ import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.workspace.SafeNames;
 import dev.langchain4j.data.message.AudioContent;
 import dev.langchain4j.data.message.Content;
 import dev.langchain4j.data.message.ImageContent;
@@ -251,30 +252,12 @@ final class AttachmentStager {
     }
 
     /**
-     * A safe file name: the last path segment (either separator), characters outside {@code [A-Za-z0-9._-]} replaced
-     * by {@code _}, no leading dots, at most 100 characters keeping the extension; {@code upload} when nothing is
-     * left.
+     * A safe file name for an upload: {@link SafeNames#fileName} (the last path segment, unsafe characters replaced by
+     * {@code _}, no leading dots, at most {@value #MAX_NAME} characters keeping the extension); {@code upload} when
+     * nothing is left.
      */
     static String sanitize(String raw) {
-        String s = raw == null ? "" : raw.replace('\\', '/');
-        int slash = s.lastIndexOf('/');
-        s = s.substring(slash + 1);
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            b.append((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
-                    || c == '-' || c == '_' ? c : '_');
-        }
-        String out = b.toString().replaceAll("^\\.+", "");
-        if (out.isEmpty() || out.chars().allMatch(ch -> ch == '_')) {
-            out = "upload" + out.replace("_", "");
-        }
-        if (out.length() > MAX_NAME) {
-            int dot = out.lastIndexOf('.');
-            String ext = dot > 0 && out.length() - dot <= 10 ? out.substring(dot) : "";
-            out = out.substring(0, MAX_NAME - ext.length()) + ext;
-        }
-        return out;
+        return SafeNames.fileName(raw, "upload", MAX_NAME);
     }
 
     private record Source(String kind, URI url, String base64, String mimeType) {

@@ -292,11 +292,12 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     }
 
     /**
-     * An artifact name for a workspace path: characters outside the artifact name rules ({@code [A-Za-z0-9._-]} per
-     * segment) become {@code _}, so {@code out/q1 report.md} is saved as {@code out/q1_report.md}.
+     * An artifact name for a workspace path ({@link SafeNames#path}): characters outside the artifact name rules
+     * ({@code [A-Za-z0-9._-]} per segment) become {@code _}, so {@code out/q1 report.md} is saved as
+     * {@code out/q1_report.md}.
      */
     static String artifactName(String workspacePath) {
-        return workspacePath.replaceAll("[^A-Za-z0-9._/-]", "_");
+        return SafeNames.path(workspacePath);
     }
 
     private static ArtifactRef saveArtifact(ArtifactService store, String name, FileRef f) {

@@ -113,13 +113,12 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
         }
     }
 
-    /** A readable, safe label from a caller's execution id: {@code [A-Za-z0-9_-]}, at most 40 characters. */
+    /**
+     * A readable, safe label from a caller's execution id ({@link SafeNames#label}): {@code [A-Za-z0-9_-]}, at most 40
+     * characters, {@code ws} for none. The random suffix makes the directory unique.
+     */
     static String label(String execId) {
-        if (execId == null || execId.isBlank()) {
-            return "ws";
-        }
-        String s = execId.replaceAll("[^A-Za-z0-9_-]", "_");
-        return s.length() > 40 ? s.substring(0, 40) : s;
+        return SafeNames.label(execId, "ws", 40);
     }
 
     private static byte[] randomBytes() {
