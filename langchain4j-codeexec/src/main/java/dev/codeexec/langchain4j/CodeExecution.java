@@ -45,7 +45,8 @@ import java.util.regex.Pattern;
  * }</pre>
  *
  * <p>Each conversation ({@code @MemoryId}) gets its own workspace, created on first use and kept until
- * {@link #closeWorkspace(Object)} or {@link #close()}; the invocation parameter {@link #WORKSPACE_ID_PARAMETER} picks
+ * {@link #closeWorkspace(Object)} or {@link #close()}, and its own part of the artifact store
+ * ({@link Builder#artifactScope}); the invocation parameter {@link #WORKSPACE_ID_PARAMETER} picks
  * another one and {@link #ENGINE_PARAMETER} another engine for one invocation. Calls for one workspace run one at a
  * time. Thread-safe. {@link #close()} removes the workspaces and sessions it created; it does not close the engine.
  */
@@ -139,7 +140,8 @@ public final class CodeExecution implements AutoCloseable {
                 : new CommandGate(b.commandPolicy, b.environmentScrubber != null ? b.environmentScrubber
                         : EnvironmentScrubber.defaults(), b.policyPath != null ? b.policyPath : DEFAULT_POLICY_PATH);
         this.policy = gate != null;
-        this.runtime = new ToolRuntime(engine, b.artifactService, gate, s);
+        this.runtime = new ToolRuntime(engine, b.artifactService,
+                b.artifactScope != null ? b.artifactScope : ArtifactScope.perConversation(), gate, s);
         this.codeBlockMode = Boolean.FALSE.equals(b.autoExecute) ? CodeBlockMode.OFF
                 : b.codeBlockMode != null ? b.codeBlockMode : CodeBlockMode.RESULT_TO_MODEL;
         this.maxCodeBlockRunsPerTurn = b.maxCodeBlockRunsPerTurn != null ? b.maxCodeBlockRunsPerTurn
@@ -318,6 +320,7 @@ public final class CodeExecution implements AutoCloseable {
 
         private Engine engine;
         private ArtifactService artifactService;
+        private ArtifactScope artifactScope;
         private CommandPolicy commandPolicy;
         private EnvironmentScrubber environmentScrubber;
         private String policyPath;
@@ -356,6 +359,18 @@ public final class CodeExecution implements AutoCloseable {
          */
         public Builder artifactService(ArtifactService artifactService) {
             this.artifactService = artifactService;
+            return this;
+        }
+
+        /**
+         * Which artifacts a conversation's tools see. Default {@link ArtifactScope#perConversation()}: each
+         * conversation saves and stages only under its own prefix ({@code conversations/<key>/}), and the model sees
+         * names without it. {@link ArtifactScope#shared()} lets all conversations share one namespace (they can read
+         * and overwrite each other's artifacts); {@link ArtifactScope#prefixed} takes a rule of your own. Application
+         * code ({@link WorkspaceIO}) uses the store's full names.
+         */
+        public Builder artifactScope(ArtifactScope scope) {
+            this.artifactScope = Objects.requireNonNull(scope, "scope");
             return this;
         }
 

@@ -4,6 +4,7 @@ import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.workspace.PathResolver;
+import dev.codeexec.workspace.WorkspaceGlob;
 import java.util.List;
 
 /**
@@ -51,8 +52,9 @@ final class ToolPaths {
         return p;
     }
 
+    /** True when {@code p} has glob syntax ({@code * ? [ {}), read as the workspace's one glob syntax reads it. */
     static boolean isGlob(String p) {
-        return p.indexOf('*') >= 0 || p.indexOf('?') >= 0 || p.indexOf('[') >= 0;
+        return WorkspaceGlob.isGlob(p);
     }
 
     /** True when {@code p} (normal form) is {@code root} or inside it. */

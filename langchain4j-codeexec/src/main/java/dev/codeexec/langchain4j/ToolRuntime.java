@@ -74,6 +74,7 @@ final class ToolRuntime implements AutoCloseable {
 
     private final Engine defaultEngine;
     private final ArtifactService artifacts;
+    private final ArtifactScope artifactScope;
     private final CommandGate gate;
     private final ToolSettings settings;
     private final ConversationWorkspaces workspaces;
@@ -96,9 +97,11 @@ final class ToolRuntime implements AutoCloseable {
                 }
             }));
 
-    ToolRuntime(Engine engine, ArtifactService artifacts, CommandGate gate, ToolSettings settings) {
+    ToolRuntime(Engine engine, ArtifactService artifacts, ArtifactScope artifactScope, CommandGate gate,
+                ToolSettings settings) {
         this.defaultEngine = engine;
         this.artifacts = artifacts;
+        this.artifactScope = artifactScope;
         this.gate = gate;
         this.settings = settings;
         this.workspaces = new ConversationWorkspaces(settings.workspaceIdleTtl());
@@ -670,17 +673,42 @@ final class ToolRuntime implements AutoCloseable {
         }
         String name = args.string("name");
         String artifactName = name == null || name.isBlank() ? path.substring(path.lastIndexOf('/') + 1) : name.strip();
+        if (!ArtifactScope.isRelativeName(artifactName)) {
+            throw new InvalidArgument("'name' must be a relative artifact name such as 'report.csv' or 'q1/report.csv'"
+                    + " (no empty, '.' or '..' segment), got " + ToolArguments.echo(artifactName));
+        }
         ArtifactService service = artifactService(t.engine);
+        String prefix = artifactScope.prefix(t.key);
         return inWorkspace(t, true, ws -> {
-            SavedArtifact saved = saveArtifact(t.engine, ws, service, path, artifactName);
+            SavedArtifact saved;
+            try {
+                saved = saveArtifact(t.engine, ws, service, path, prefix + artifactName);
+            } catch (InvalidSpecException e) {
+                throw new InvalidSpecException(unscoped(e.getMessage(), prefix), e);
+            }
+            ArtifactRef shown = unscoped(saved.ref(), prefix);
             Map<String, Object> attrs = new LinkedHashMap<>();
             attrs.put("path", path);
-            attrs.put("artifact", saved.ref().toString());
-            attrs.put("version", saved.ref().version());
+            attrs.put("artifact", shown.toString());
+            attrs.put("version", shown.version());
             attrs.put("size_bytes", saved.sizeBytes());
-            return ToolResult.ok("saved " + path + " as " + saved.ref() + " (" + saved.sizeBytes() + " bytes, "
+            return ToolResult.ok("saved " + path + " as " + shown + " (" + saved.sizeBytes() + " bytes, "
                     + saved.mimeType() + "). The reference stays valid after this workspace is gone.", attrs);
         });
+    }
+
+    /** The reference the model sees: the stored name without the conversation's prefix. */
+    private static ArtifactRef unscoped(ArtifactRef stored, String prefix) {
+        if (!stored.name().startsWith(prefix)) {
+            // A store that renamed the artifact: never show the model a name outside its scope.
+            throw new IllegalStateException("the artifact store answered with a name outside the conversation's scope");
+        }
+        return new ArtifactRef(stored.name().substring(prefix.length()), stored.version());
+    }
+
+    /** A store's message without the conversation's prefix, so the model sees the names it used. */
+    private static String unscoped(String message, String prefix) {
+        return prefix.isEmpty() || message == null ? message : message.replace(prefix, "");
     }
 
     /** A whole file read through windows. */
@@ -758,6 +786,10 @@ final class ToolRuntime implements AutoCloseable {
             throw new InvalidArgument("'ref' " + ToolArguments.echo(raw) + " is not an artifact reference ("
                     + e.getMessage() + ")");
         }
+        if (!ArtifactScope.isRelativeName(ref.name())) {
+            throw new InvalidArgument("'ref' must name an artifact by a relative name such as artifact://report.csv"
+                    + " (no empty, '.' or '..' segment), got " + ToolArguments.echo(raw));
+        }
         String base = ref.name().substring(ref.name().lastIndexOf('/') + 1);
         String to = args.string("to", "path");
         String target = to == null || to.isBlank() ? AttachmentStager.INPUTS + "/" + base
@@ -767,25 +799,35 @@ final class ToolRuntime implements AutoCloseable {
                     + ToolArguments.echo(target));
         }
         ArtifactService service = artifactService(t.engine);
+        String prefix = artifactScope.prefix(t.key);
+        ArtifactRef stored = new ArtifactRef(prefix + ref.name(), ref.version());
         return inWorkspace(t, ws -> {
             Artifact a;
             try {
-                a = service.load(ref);
+                a = service.load(stored);
             } catch (ArtifactNotFoundException e) {
-                throw new Refusal("not_found", e.getMessage() + ". Nothing was staged.");
+                throw new Refusal("not_found", clause(unscoped(e.getMessage(), prefix)) + ". Nothing was staged.");
+            } catch (IllegalArgumentException e) {
+                throw new InvalidSpecException(unscoped(e.getMessage(), prefix) + ". Nothing was staged.", e);
             }
+            ArtifactRef shown = unscoped(a.ref(), prefix);
             if (a.size() > settings.maxArtifactBytes()) {
-                throw new Refusal("too_large", ref + " is " + a.size() + " bytes; the limit is "
+                throw new Refusal("too_large", shown + " is " + a.size() + " bytes; the limit is "
                         + settings.maxArtifactBytes() + ". Nothing was staged.");
             }
             t.engine.fs().putFiles(ws, List.of(PutFile.of(target, a.content())));
             Map<String, Object> attrs = new LinkedHashMap<>();
-            attrs.put("artifact", a.ref().toString());
+            attrs.put("artifact", shown.toString());
             attrs.put("path", target);
             attrs.put("size_bytes", (long) a.size());
             attrs.put("files_changed", List.of(target));
-            return ToolResult.ok("staged " + a.ref() + " at " + target + " (" + a.size() + " bytes)", attrs);
+            return ToolResult.ok("staged " + shown + " at " + target + " (" + a.size() + " bytes)", attrs);
         });
+    }
+
+    /** The artifact prefix of a workspace key under the configured scope; for application code. */
+    String artifactPrefix(String key) {
+        return artifactScope.prefix(key);
     }
 
     ArtifactService artifactService(Engine engine) {

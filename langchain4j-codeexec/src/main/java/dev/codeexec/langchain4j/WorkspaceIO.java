@@ -50,6 +50,16 @@ public final class WorkspaceIO {
         return key;
     }
 
+    /**
+     * The prefix under which this conversation's tools save and find artifacts, per the configured
+     * {@link ArtifactScope}: {@code conversations/<key>/} by default, {@code ""} when artifacts are shared. An
+     * artifact saved as {@code artifactPrefix() + "report.csv"} is what the model stages as
+     * {@code artifact://report.csv}.
+     */
+    public String artifactPrefix() {
+        return runtime.artifactPrefix(key);
+    }
+
     /** Writes files (atomically each; parents created). Paths are workspace-relative. */
     public void putFiles(List<PutFile> files) {
         Objects.requireNonNull(files, "files");
@@ -70,9 +80,9 @@ public final class WorkspaceIO {
     }
 
     /**
-     * Stages inputs: {@code artifact://} references, {@code workspace://} paths, and host paths, the last only under
-     * the input roots configured on the engine (anything else is refused with a
-     * {@link dev.codeexec.engine.PolicyViolationException}).
+     * Stages inputs: {@code artifact://} references (by the store's full names, not scoped; see
+     * {@link #artifactPrefix()}), {@code workspace://} paths, and host paths, the last only under the input roots
+     * configured on the engine (anything else is refused with a {@link dev.codeexec.engine.PolicyViolationException}).
      */
     public List<StagedInput> stageInputs(List<InputSpec> inputs) {
         Objects.requireNonNull(inputs, "inputs");
@@ -157,10 +167,14 @@ public final class WorkspaceIO {
     }
 
     /**
-     * Saves one file under {@code work/}, {@code out/} or {@code runs/} as an artifact, as
-     * {@code workspace_save_artifact} does.
+     * Saves one file under {@code work/}, {@code out/} or {@code runs/} as an artifact, with the limits of
+     * {@code workspace_save_artifact}.
      *
-     * @param name the artifact name; null for the file name
+     * <p>Unlike the tool, this uses the store's full names: {@code saveArtifact("out/r.csv", "r.csv")} saves
+     * {@code artifact://r.csv}, outside every conversation's {@linkplain CodeExecution.Builder#artifactScope scope}.
+     * To save where this conversation's tools find it, put {@link #artifactPrefix()} in front of the name.
+     *
+     * @param name the artifact name (full, not scoped); null for the file name
      */
     public ArtifactRef saveArtifact(String path, String name) {
         String p = ToolPaths.normalizeFile(path, "path");

@@ -151,7 +151,7 @@ class WorkspaceToolsIT {
                     .isEqualTo("Totals: east 7; north 30; south 5");
             assertThat(a.chat("sales", "Save the totals for later.")).isEqualTo("Saved as artifact://totals.csv@1.");
 
-            assertThat(new String(artifacts.load("totals.csv", 1).content(), StandardCharsets.UTF_8))
+            assertThat(new String(artifacts.load("conversations/sales/totals.csv", 1).content(), StandardCharsets.UTF_8))
                     .isEqualTo("region,total\neast,7\nnorth,30\nsouth,5\n");
             String execResult = toolMessages("sales").get(2).text();
             assertThat(execResult).startsWith("exit_code: 0 | timed_out: false | truncated: false")

@@ -273,11 +273,128 @@ class WorkspaceToolsTest {
 
         assertThat(saved.resultText()).startsWith("saved out/result.csv as artifact://result.csv@1 (4 bytes");
         assertThat(saved.attributes()).containsEntry("artifact", "artifact://result.csv@1");
+        assertThat(artifacts.names()).containsExactly("conversations/conv-1/result.csv");
+        codeExec.closeWorkspace("conv-1"); // the artifact outlives the workspace
+        ToolExecutionResult staged = call("workspace_stage_artifact", "{\"ref\":\"artifact://result.csv@1\"}");
+        assertThat(staged.resultText()).isEqualTo("staged artifact://result.csv@1 at work/inputs/result.csv (4 bytes)");
+        assertThat(staged.attributes()).containsEntry("artifact", "artifact://result.csv@1");
+        assertThat(codeExec.workspace("conv-1").read("work/inputs/result.csv", 0, 100).contentAsString())
+                .isEqualTo("x,y\n");
+    }
+
+    @Test
+    void should_keep_artifacts_to_their_conversation_when_another_one_asks_for_them() {
+        codeExec.workspace("alice").putFile("out/alice-salary.csv", "alice,123456\n");
+        assertThat(call("workspace_save_artifact", "{\"path\":\"out/alice-salary.csv\"}", ctx("alice")).resultText())
+                .startsWith("saved out/alice-salary.csv as artifact://alice-salary.csv@1");
+
+        // The attack: bob stages alice's artifact by its model-facing name, by a path out of his scope, by the
+        // store's full name, and saves a new version under her name.
+        for (String ref : List.of("artifact://alice-salary.csv", "artifact://alice-salary.csv@1",
+                "artifact://conversations/alice/alice-salary.csv")) {
+            ToolExecutionResult r = call("workspace_stage_artifact", "{\"ref\":\"" + ref + "\"}", ctx("bob"));
+            assertThat(r.isError()).as(ref).isTrue();
+            assertThat(r.attributes()).as(ref).containsEntry("error", "not_found");
+            assertThat(r.resultText()).as(ref).contains("does not exist").doesNotContain("conversations/bob", "123456");
+        }
+        ToolExecutionResult escape = call("workspace_stage_artifact",
+                "{\"ref\":\"artifact://../alice/alice-salary.csv\"}", ctx("bob"));
+        assertThat(escape.resultText()).contains("no empty, '.' or '..' segment");
+        assertThat(call("workspace_save_artifact",
+                "{\"path\":\"out/x.csv\",\"name\":\"../../alice/alice-salary.csv\"}", ctx("bob")).resultText())
+                .contains("no empty, '.' or '..' segment");
+        codeExec.workspace("bob").putFile("out/mine.csv", "bob,1\n");
+        assertThat(call("workspace_save_artifact", "{\"path\":\"out/mine.csv\",\"name\":\"alice-salary.csv\"}",
+                ctx("bob")).resultText()).startsWith("saved out/mine.csv as artifact://alice-salary.csv@1");
+        assertThat(codeExec.workspace("bob").list("work/inputs")).isEmpty();
+
+        // alice's artifact is untouched, and she still stages her own (positive control)
+        assertThat(artifacts.versions("conversations/alice/alice-salary.csv")).containsExactly(1);
+        assertThat(call("workspace_stage_artifact", "{\"ref\":\"artifact://alice-salary.csv\"}", ctx("alice"))
+                .resultText())
+                .isEqualTo("staged artifact://alice-salary.csv@1 at work/inputs/alice-salary.csv (13 bytes)");
+        assertThat(codeExec.workspace("alice").read("work/inputs/alice-salary.csv", 0, 100).contentAsString())
+                .isEqualTo("alice,123456\n");
+        // and bob gets his own file under the same short name
+        call("workspace_stage_artifact", "{\"ref\":\"artifact://alice-salary.csv\"}", ctx("bob"));
+        assertThat(codeExec.workspace("bob").read("work/inputs/alice-salary.csv", 0, 100).contentAsString())
+                .isEqualTo("bob,1\n");
+    }
+
+    @Test
+    void should_separate_conversation_keys_that_sanitise_alike() {
+        codeExec.workspace("Alice").putFile("out/r.txt", "upper");
+        call("workspace_save_artifact", "{\"path\":\"out/r.txt\"}", ctx("Alice"));
+
+        assertThat(call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}", ctx("alice")).isError())
+                .isTrue();
+        assertThat(call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}", ctx("Alice")).isError())
+                .isFalse();
+        assertThat(artifacts.names()).singleElement().asString().matches("conversations/alice__[0-9a-f]{24}/r\\.txt");
+    }
+
+    @Test
+    void should_share_artifacts_across_conversations_when_the_scope_is_shared() {
+        codeExec.close();
+        codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts)
+                .artifactScope(ArtifactScope.shared()).build();
+        codeExec.workspace("conv-1").putFile("out/result.csv", "x,y\n");
+
+        call("workspace_save_artifact", "{\"path\":\"out/result.csv\"}");
         ToolExecutionResult staged = call("workspace_stage_artifact", "{\"ref\":\"artifact://result.csv@1\"}",
                 ctx("conv-2"));
+
+        assertThat(artifacts.names()).containsExactly("result.csv");
         assertThat(staged.resultText()).isEqualTo("staged artifact://result.csv@1 at work/inputs/result.csv (4 bytes)");
-        assertThat(codeExec.workspace("conv-2").read("work/inputs/result.csv", 0, 100).contentAsString())
-                .isEqualTo("x,y\n");
+    }
+
+    @Test
+    void should_use_a_custom_scope_and_refuse_a_malformed_prefix_without_telling_the_model() {
+        codeExec.close();
+        codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts)
+                .artifactScope(ArtifactScope.prefixed(key -> "users/" + key.substring(0, 1) + "/")).build();
+        codeExec.workspace("a1").putFile("out/r.txt", "r");
+        call("workspace_save_artifact", "{\"path\":\"out/r.txt\"}", ctx("a1"));
+
+        assertThat(artifacts.names()).containsExactly("users/a/r.txt");
+        assertThat(call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}", ctx("a2")).isError()).isFalse();
+        assertThat(codeExec.workspace("b1").artifactPrefix()).isEqualTo("users/b/");
+
+        codeExec.close();
+        codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts)
+                .artifactScope(ArtifactScope.prefixed(key -> "../" + key + "/")).build();
+        ToolExecutionResult bad = call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}", ctx("a1"));
+        assertThat(bad.resultText()).startsWith("error: workspace_stage_artifact failed unexpectedly")
+                .doesNotContain("..");
+    }
+
+    @Test
+    void should_give_application_code_full_names_and_the_prefix_of_the_conversation() {
+        WorkspaceIO io = codeExec.workspace("conv-1");
+        io.putFile("out/r.txt", "r");
+
+        assertThat(io.artifactPrefix()).isEqualTo("conversations/conv-1/");
+        assertThat(io.saveArtifact("out/r.txt", null)).hasToString("artifact://r.txt@1");
+        assertThat(io.saveArtifact("out/r.txt", io.artifactPrefix() + "r.txt"))
+                .hasToString("artifact://conversations/conv-1/r.txt@1");
+        assertThat(call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}").resultText())
+                .isEqualTo("staged artifact://r.txt@1 at work/inputs/r.txt (1 bytes)");
+        assertThat(ArtifactScope.perConversation().prefix("Bob")).matches("conversations/bob__[0-9a-f]{24}/");
+        assertThat(ArtifactScope.shared().prefix("Bob")).isEmpty();
+    }
+
+    @Test
+    void should_refuse_brace_globs_like_the_workspace_glob_syntax_when_a_tool_needs_one_file() {
+        codeExec.workspace("conv-1").putFile("out/a.csv", "a");
+
+        assertThat(call("workspace_read_file", "{\"path\":\"out/{a,b}.csv\"}").resultText()).contains("not a glob");
+        assertThat(call("workspace_write_file", "{\"path\":\"out/{a,b}.csv\",\"content\":\"x\"}").resultText())
+                .contains("not a glob");
+        assertThat(call("workspace_save_artifact", "{\"path\":\"out/{a,b}.csv\"}").resultText()).contains("not a glob");
+        assertThat(engine.files.values().stream().flatMap(m -> m.keySet().stream())).containsExactly("out/a.csv");
+        // positive control: the same file named plainly, and the glob where globs belong
+        assertThat(call("workspace_read_file", "{\"path\":\"out/a.csv\"}").isError()).isFalse();
+        assertThat(call("workspace_list_files", "{\"path\":\"out/*.csv\"}").resultText()).contains("out/a.csv");
     }
 
     @Test
