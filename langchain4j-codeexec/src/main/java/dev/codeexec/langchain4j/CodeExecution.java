@@ -48,7 +48,7 @@ import java.util.regex.Pattern;
  * {@link #closeWorkspace(Object)} or {@link #close()}, and its own part of the artifact store
  * ({@link Builder#artifactScope}); the invocation parameter {@link #WORKSPACE_ID_PARAMETER} picks
  * another one and {@link #ENGINE_PARAMETER} another engine for one invocation. Calls for one workspace run one at a
- * time. Thread-safe. {@link #close()} removes the workspaces and sessions it created; it does not close the engine.
+ * time (except input to and kills of background sessions, which touch no file). Thread-safe. {@link #close()} removes the workspaces and sessions it created; it does not close the engine.
  */
 public final class CodeExecution implements AutoCloseable {
 

@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Order of work in each call: validate the arguments (a bad argument changes nothing and creates no workspace),
  * resolve the engine and the conversation's workspace, take that workspace's lock, stage the user's attached files on
- * the first call of an invocation, then do the work. Every failure becomes a {@link ToolResult#error} whose text says
+ * the first call of an invocation, then do the work. Session input and kills work on the session alone, without the
+ * workspace lock, so that a program that does not read cannot hold the conversation up. Every failure becomes a {@link ToolResult#error} whose text says
  * what to change; exceptions never reach the model as stack traces, and host paths never appear.
  */
 final class ToolRuntime implements AutoCloseable {
@@ -396,36 +397,51 @@ final class ToolRuntime implements AutoCloseable {
         return pollSession(e, yield, null);
     }
 
+    /**
+     * Writes to a background session and polls it. Not under the workspace lock: input to a program touches no file
+     * of the workspace, and a program that does not read its input must not hold up the conversation's other calls
+     * (the engine bounds the write itself).
+     */
     private ToolResult writeStdin(Target t, ToolArguments args) {
         String id = args.requiredString("session_id", "sessionId");
         String chars = args.string("chars", "input", "text");
+        if (chars != null && chars.length() > MAX_STDIN_CHARS) {
+            throw new InvalidArgument("'chars' is " + chars.length() + " characters; the limit is " + MAX_STDIN_CHARS
+                    + ". Write the input to a file with " + settings.name(WorkspaceTool.WRITE_FILE)
+                    + " and let the program read the file");
+        }
         Boolean newline = args.bool("append_newline", "submit");
         boolean closeStdin = Boolean.TRUE.equals(args.bool("close_stdin", "eof"));
         Duration yield = yieldOf(args.integer("yield_ms", "yield_time_ms"));
         BackgroundSessions.Entry e = session(t, id);
-        return inWorkspace(t, ws -> {
+        try {
             if (chars != null && !chars.isEmpty()) {
                 e.session.write(chars, newline == null || newline);
             }
             if (closeStdin) {
                 e.session.closeStdin();
             }
-            return pollSession(e, yield, null);
-        });
+        } catch (InvalidSpecException ex) {
+            // The engine's message names no session, or its own id: give the model the one it knows.
+            throw new InvalidSpecException("session " + e.id + ": " + clause(ex.getMessage()) + ".", ex);
+        }
+        return pollSession(e, yield, null);
     }
 
+    /**
+     * Kills a background session. Not under the workspace lock, so that it gets through whatever else the
+     * conversation is doing, a write to this very session included.
+     */
     private ToolResult killSession(Target t, ToolArguments args) {
         String id = args.requiredString("session_id", "sessionId");
         BackgroundSessions.Entry e = session(t, id);
-        return inWorkspace(t, ws -> {
-            boolean wasRunning = e.session.exitCode().isEmpty();
-            if (wasRunning) {
-                e.session.kill(KILL_GRACE);
-            }
-            ToolResult r = pollSession(e, Duration.ZERO, wasRunning ? "killed" : "exited");
-            sessions.remove(e);
-            return r;
-        });
+        boolean wasRunning = e.session.exitCode().isEmpty();
+        if (wasRunning) {
+            e.session.kill(KILL_GRACE);
+        }
+        ToolResult r = pollSession(e, Duration.ZERO, wasRunning ? "killed" : "exited");
+        sessions.remove(e);
+        return r;
     }
 
     private BackgroundSessions.Entry session(Target t, String id) {
@@ -910,7 +926,9 @@ final class ToolRuntime implements AutoCloseable {
             return null;
         }
         Map<String, Long> after = ChangedFiles.snapshot(t.engine, ws);
-        if (after != null) {
+        // While a background session runs, the listing may be stale by the next run: do not keep it. (Session
+        // calls do not take the workspace lock, so they cannot drop it.)
+        if (after != null && sessions.runningFor(t.engine, t.key) == 0) {
             lastListing.put(ws.id(), after);
         }
         return ChangedFiles.between(before, after);

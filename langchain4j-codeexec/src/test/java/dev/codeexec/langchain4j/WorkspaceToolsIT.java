@@ -151,8 +151,8 @@ class WorkspaceToolsIT {
                     .isEqualTo("Totals: east 7; north 30; south 5");
             assertThat(a.chat("sales", "Save the totals for later.")).isEqualTo("Saved as artifact://totals.csv@1.");
 
-            assertThat(new String(artifacts.load("conversations/sales/totals.csv", 1).content(), StandardCharsets.UTF_8))
-                    .isEqualTo("region,total\neast,7\nnorth,30\nsouth,5\n");
+            assertThat(new String(artifacts.load("conversations/sales/totals.csv", 1).content(),
+                    StandardCharsets.UTF_8)).isEqualTo("region,total\neast,7\nnorth,30\nsouth,5\n");
             String execResult = toolMessages("sales").get(2).text();
             assertThat(execResult).startsWith("exit_code: 0 | timed_out: false | truncated: false")
                     .contains("+ out/totals.csv (37 bytes)")
@@ -369,6 +369,50 @@ class WorkspaceToolsIT {
             assertThat(foreign).startsWith("error: there is no background session");
             assertThat(killed).contains("status: killed");
             assertThat(again).startsWith("error: there is no background session");
+        }
+    }
+
+    @Test
+    void should_let_other_calls_and_the_kill_through_when_a_session_does_not_read_its_input() throws Exception {
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            var tools = codeExec.tools();
+            var ctx = dev.langchain4j.invocation.InvocationContext.builder().chatMemoryId("stuck").build();
+            String id = match(tools.workspaceExec("sleep 600", null, null, null, 600, true, ctx), "s_[0-9a-f]{8}");
+
+            // The attack: a megabyte to a program that never reads; the pipe takes 64 KiB, the rest would block.
+            Future<String> write = pool.submit(() -> tools.workspaceWriteStdin(id, "x".repeat(1_000_000), false,
+                    null, 0, ctx));
+            // Give the write time to fill the pipe (not a timing assertion: were it later, the kill below would
+            // still have to get through, and the write would find no session).
+            Thread.sleep(1000);
+            Future<String> list = pool.submit(() -> tools.workspaceListFiles("out", ctx));
+            Future<String> kill = pool.submit(() -> tools.workspaceKillSession(id, ctx));
+
+            // Bounds far below the session's 600 s: before the fix, both waited for the write, which waited for it.
+            assertThat(list.get(60, TimeUnit.SECONDS)).startsWith("no files match");
+            assertThat(kill.get(60, TimeUnit.SECONDS)).startsWith("session_id: " + id + " | status: killed");
+            String written = write.get(60, TimeUnit.SECONDS);
+            assertThat(written)
+                    .matches("(?s)error: (session " + id + ": the program |there is no background session).*")
+                    .doesNotContainPattern("[0-9a-f]{8}-[0-9a-f]{4}-");
+
+            // A conversation whose program never reads gets a clear answer, and its other calls go on.
+            String id2 = match(tools.workspaceExec("sleep 600", null, null, null, 600, true, ctx), "s_[0-9a-f]{8}");
+            String refused = tools.workspaceWriteStdin(id2, "x".repeat(1_000_000), false, null, 0, ctx);
+            assertThat(refused)
+                    .startsWith("error: session " + id2 + ": the program is not reading its standard input")
+                    .doesNotContainPattern("[0-9a-f]{8}-[0-9a-f]{4}-");
+            assertThat(tools.workspaceWriteStdin(id2, "y".repeat(1024 * 1024 + 1), false, null, 0, ctx))
+                    .startsWith("error: 'chars' is 1048577 characters; the limit is 1048576");
+            assertThat(tools.workspaceKillSession(id2, ctx)).contains("status: killed");
+
+            // positive control: a program that reads gets all of it
+            String id3 = match(tools.workspaceExec("wc -c", null, null, null, 60, true, ctx), "s_[0-9a-f]{8}");
+            String fed = tools.workspaceWriteStdin(id3, "z".repeat(1_000_000), false, true, 5000, ctx);
+            assertThat(fed).contains("1000000").contains("exit_code: 0");
+        } finally {
+            pool.shutdownNow();
         }
     }
 
