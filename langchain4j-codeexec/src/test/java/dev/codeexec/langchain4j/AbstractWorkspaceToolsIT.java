@@ -51,7 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The workspace tools end to end: real AiServices and the OpenAI client against a scripted WireMock endpoint, on the
  * engine a subclass supplies through {@link #createEngine()}. Every scenario here must hold on every backend;
  * scenarios that only one backend can pass live in that backend's subclass. Requirements of the backend (python,
- * bubblewrap...) are checked by the subclass, in a {@code @BeforeAll} through {@link dev.codeexec.testing.Requirements}.
+ * bubblewrap...) are checked by the subclass, in a {@code @BeforeAll} through
+ * {@link dev.codeexec.testing.Requirements}.
  */
 public abstract class AbstractWorkspaceToolsIT {
 
