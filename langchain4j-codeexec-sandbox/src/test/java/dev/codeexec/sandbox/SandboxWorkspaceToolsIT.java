@@ -33,16 +33,6 @@ class SandboxWorkspaceToolsIT extends AbstractWorkspaceToolsIT {
                 .build();
     }
 
-    /**
-     * Known bug in main code: {@code ProcessTreeKiller.terminate} sends SIGTERM to the launched process too, here the
-     * launcher that became bubblewrap; it dies at once and {@code --die-with-parent} SIGKILLs the namespace, so the
-     * program never gets its grace period and the session reports bubblewrap's 143 instead of the program's status.
-     */
-    @Override
-    protected boolean honoursKillGrace() {
-        return false;
-    }
-
     @Test
     void should_keep_host_secrets_and_other_workspaces_out_of_reach_of_workspace_exec() throws IOException {
         // The sandbox root is a temporary directory of this test: a host file beside the workspaces, not in any.

@@ -137,7 +137,7 @@ public abstract class AbstractCodeBlockProcessorIT {
             String answer = a.chat("c1", "What is 6 times 7?");
 
             assertThat(answer).startsWith("exit_code: 0 | timed_out: false | truncated: false")
-                    .contains("--- stdout ---\n42");
+                    .contains("--- output ---\n42");
             assertThat(openAi.requests()).hasSize(1);
             assertThat(memoryTypes("c1")).containsExactly(ChatMessageType.USER, ChatMessageType.AI,
                     ChatMessageType.TOOL_EXECUTION_RESULT, ChatMessageType.AI);

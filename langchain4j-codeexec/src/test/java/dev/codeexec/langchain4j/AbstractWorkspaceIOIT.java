@@ -165,7 +165,7 @@ public abstract class AbstractWorkspaceIOIT {
             String second = lc4j.execute("print(open('state.txt').read())");
 
             assertThat(first).startsWith("exit_code: 0").contains("wrote");
-            assertThat(second).contains("--- stdout ---\nkept");
+            assertThat(second).contains("--- output ---\nkept");
         }
     }
 }

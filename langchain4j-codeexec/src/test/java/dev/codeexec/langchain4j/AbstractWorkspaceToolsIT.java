@@ -41,7 +41,6 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -387,22 +386,8 @@ public abstract class AbstractWorkspaceToolsIT {
         }
     }
 
-    /**
-     * True when killing a background session lets the program finish its SIGTERM handler within the grace period, as
-     * {@link dev.codeexec.engine.ProgramSession#kill} promises. A subclass returns false only for a known bug in main
-     * code, and says which.
-     */
-    protected boolean honoursKillGrace() {
-        return true;
-    }
-
     @Test
     void should_let_a_killed_background_session_shut_down_within_the_grace_period() {
-        if (!honoursKillGrace()) {
-            String why = "known bug of " + getClass().getSimpleName() + ": a killed session gets no grace period";
-            System.out.println("SKIPPED: " + why);
-            Assumptions.abort(why);
-        }
         try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
             var tools = codeExec.tools();
             var ctx = dev.langchain4j.invocation.InvocationContext.builder().chatMemoryId("grace").build();
