@@ -473,10 +473,13 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
             // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
             // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
-            Map<String, String> launchEnv = platform == SandboxPlatform.LINUX_BWRAP
-                    && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL ? Map.of() : env;
+            boolean bubblewrap = platform == SandboxPlatform.LINUX_BWRAP
+                    && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
+            Map<String, String> launchEnv = bubblewrap ? Map.of() : env;
+            // Under bubblewrap the launched process is bwrap: a graceful stop must signal the program, not bwrap,
+            // whose death ends the namespace at once (--die-with-parent).
             return new Prepared(new HostLaunch(argv, launchEnv, cwd, spec.stdin(), spec.timeout(), cap,
-                    spec.outputListener()), group);
+                    spec.outputListener(), bubblewrap), group);
         } catch (RuntimeException e) {
             if (group != null) {
                 group.close();

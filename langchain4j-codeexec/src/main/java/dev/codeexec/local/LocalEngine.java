@@ -204,11 +204,13 @@ public final class LocalEngine implements Engine, CodeExecutor {
         String runDir = WorkspaceLayout.newRunDir();
         resolver.ensureDirectory(runDir);
         Map<String, String> env = environment(resolver.root(), spec, runDir);
-        List<String> argv = new ArrayList<>(PidNamespace.wrapper());
+        List<String> wrapper = PidNamespace.wrapper();
+        List<String> argv = new ArrayList<>(wrapper);
         argv.add(resolveCommand(spec.cmd(), env.get("PATH"), cwd));
         argv.addAll(spec.args());
         int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
-        return new HostLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), cap, spec.outputListener());
+        return new HostLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), cap, spec.outputListener(),
+                !wrapper.isEmpty());
     }
 
     private Map<String, String> environment(Path root, RunProgramSpec spec, String runDir) {

@@ -18,9 +18,18 @@ import java.util.Objects;
  * @param timeout        wall-clock limit
  * @param maxOutputBytes bytes kept per stream
  * @param listener       receives output as it arrives; null for none
+ * @param wrapped        true when {@code argv[0]} is a launcher whose descendants are the program (a PID-namespace
+ *                       wrapper, bubblewrap): a graceful stop then signals only the descendants, because signalling
+ *                       the launcher would end the whole namespace at once, without grace
  */
 public record HostLaunch(List<String> argv, Map<String, String> environment, Path directory, String stdin,
-                         Duration timeout, int maxOutputBytes, OutputListener listener) {
+                         Duration timeout, int maxOutputBytes, OutputListener listener, boolean wrapped) {
+
+    /** A launch of the program itself, without a wrapper. */
+    public HostLaunch(List<String> argv, Map<String, String> environment, Path directory, String stdin,
+                      Duration timeout, int maxOutputBytes, OutputListener listener) {
+        this(argv, environment, directory, stdin, timeout, maxOutputBytes, listener, false);
+    }
 
     public HostLaunch {
         argv = List.copyOf(argv);

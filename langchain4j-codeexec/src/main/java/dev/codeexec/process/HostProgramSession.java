@@ -45,6 +45,7 @@ final class HostProgramSession implements ProgramSession {
 
     private final String id;
     private final Process process;
+    private final boolean wrapped;
     private final SessionLog log = new SessionLog(LOG_CAPACITY);
     private final CompletableFuture<Void> pumps;
     private final ScheduledFuture<?> deadline;
@@ -81,6 +82,7 @@ final class HostProgramSession implements ProgramSession {
         this.id = id;
         this.process = process;
         this.writeWait = writeWait;
+        this.wrapped = launch.wrapped();
         HostProcesses.SafeListener listener = new HostProcesses.SafeListener(launch.listener());
         this.pumps = CompletableFuture.allOf(
                 HostProcesses.pump(process.getInputStream(), StdStream.STDOUT, log::write, listener),
@@ -251,7 +253,7 @@ final class HostProgramSession implements ProgramSession {
     @Override
     public void kill(Duration grace) {
         if (process.isAlive()) {
-            ProcessTreeKiller.terminate(process, grace);
+            ProcessTreeKiller.terminate(process, grace, wrapped);
         }
         awaitExit();
         HostProcesses.await(pumps, Duration.ofSeconds(2));

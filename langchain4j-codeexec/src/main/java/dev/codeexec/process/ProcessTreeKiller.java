@@ -21,28 +21,33 @@ public final class ProcessTreeKiller {
     }
 
     /**
-     * Kills the tree with SIGKILL: the namespace init first, then any visible descendant, then the process. Signals
-     * go through {@link ProcessHandle}: {@link Process#destroyForcibly()} would also close this JVM's ends of the
-     * pipes and lose output the program wrote just before.
+     * Kills the tree with SIGKILL: the launched process first (a wrapper takes its namespace with it:
+     * {@code --kill-child}, {@code --die-with-parent}), then its namespace init and every descendant seen before.
+     * The launcher goes first so that it cannot report its child's death as its own error (util-linux
+     * {@code unshare} does). Signals go through {@link ProcessHandle}: {@link Process#destroyForcibly()} would also
+     * close this JVM's ends of the pipes and lose output the program wrote just before.
      */
     public static void kill(Process process) {
         ProcessHandle h = process.toHandle();
         List<ProcessHandle> tree = h.descendants().toList();
-        h.children().forEach(ProcessHandle::destroyForcibly);
-        tree.forEach(ProcessHandle::destroyForcibly);
         h.destroyForcibly();
+        tree.forEach(ProcessHandle::destroyForcibly);
     }
 
     /**
-     * Sends SIGTERM to every process of the tree, waits up to {@code grace} for the launched process to exit, then
-     * {@link #kill kills} what is left. A namespace init ignores SIGTERM from outside unless it handles it, so the
-     * final kill is what guarantees the end.
+     * Sends SIGTERM to the tree, waits up to {@code grace} for the launched process to exit, then {@link #kill kills}
+     * what is left. With {@code spareLauncher} (the launch was {@link HostLaunch#wrapped() wrapped}) only the
+     * descendants get SIGTERM: the wrapper would take the namespace down at once. A program that is itself its
+     * namespace's init (the local backend) receives SIGTERM from outside only if it handles it; otherwise the final
+     * kill after the grace ends it.
      */
-    public static void terminate(Process process, Duration grace) {
+    public static void terminate(Process process, Duration grace, boolean spareLauncher) {
         ProcessHandle h = process.toHandle();
         h.descendants().forEach(ProcessHandle::destroy);
-        // Not Process.destroy(): it closes the pipes, and what the program prints while it shuts down would be lost.
-        h.destroy();
+        if (!spareLauncher) {
+            // Not Process.destroy(): it closes the pipes, and output printed while shutting down would be lost.
+            h.destroy();
+        }
         try {
             process.waitFor(Math.max(0, grace.toMillis()), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

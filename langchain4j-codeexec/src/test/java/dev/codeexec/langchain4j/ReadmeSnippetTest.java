@@ -29,7 +29,7 @@ class ReadmeSnippetTest {
         try (ScriptedOpenAi openAi = new ScriptedOpenAi(); LocalEngine engine = LocalEngine.create()) {
             openAi.script(req -> ScriptedOpenAi.toolResultsThisTurn(req) == 0
                     ? Reply.tool("call_1", "workspace_exec", Map.of("command", "python3 -c 'print(2 ** 10)'"))
-                    : Reply.text("2^10 = " + WorkspaceToolsIT.stdout(ScriptedOpenAi.lastToolResult(req))));
+                    : Reply.text("2^10 = " + AbstractWorkspaceToolsIT.stdout(ScriptedOpenAi.lastToolResult(req))));
             ChatModel model = openAi.chatModel();
 
             // tag::readme[]

@@ -26,31 +26,32 @@ import java.util.function.Function;
 /**
  * A fake OpenAI chat-completions endpoint on WireMock whose answers a test scripts in Java: a function from the request
  * body (the real JSON the OpenAI client sent) to a {@link Reply}. Serves plain and streamed (SSE) responses, and records
- * every request for assertions.
+ * every request for assertions. Public so that the end-to-end tests of other backends (in other modules) can script
+ * it too.
  */
-final class ScriptedOpenAi implements AutoCloseable {
+public final class ScriptedOpenAi implements AutoCloseable {
 
-    static final ObjectMapper JSON = new ObjectMapper();
+    public static final ObjectMapper JSON = new ObjectMapper();
 
     /** What the fake model answers. */
-    record Reply(String text, List<String[]> toolCalls, List<String> chunks) {
+    public record Reply(String text, List<String[]> toolCalls, List<String> chunks) {
 
         /** A final text answer. */
-        static Reply text(String text) {
+        public static Reply text(String text) {
             return new Reply(text, List.of(), null);
         }
 
         /** A final text answer streamed in the given chunks. */
-        static Reply chunks(String... chunks) {
+        public static Reply chunks(String... chunks) {
             return new Reply(String.join("", chunks), List.of(), List.of(chunks));
         }
 
         /** One tool call; {@code args} is the JSON object of arguments. */
-        static Reply tool(String id, String name, Object args) {
+        public static Reply tool(String id, String name, Object args) {
             return new Reply(null, java.util.Collections.singletonList(new String[] {id, name, json(args)}), null);
         }
 
-        static String json(Object args) {
+        public static String json(Object args) {
             try {
                 return args instanceof String s ? s : JSON.writeValueAsString(args);
             } catch (Exception e) {
@@ -63,31 +64,31 @@ final class ScriptedOpenAi implements AutoCloseable {
     private final List<JsonNode> requests = new CopyOnWriteArrayList<>();
     private volatile Function<JsonNode, Reply> script = r -> Reply.text("(no script)");
 
-    ScriptedOpenAi() {
+    public ScriptedOpenAi() {
         Transformer t = new Transformer();
         server = new WireMockServer(wireMockConfig().dynamicPort().extensions(t));
         server.start();
         server.stubFor(post("/v1/chat/completions").willReturn(aResponse().withTransformers(Transformer.NAME)));
     }
 
-    void script(Function<JsonNode, Reply> script) {
+    public void script(Function<JsonNode, Reply> script) {
         this.script = script;
     }
 
-    List<JsonNode> requests() {
+    public List<JsonNode> requests() {
         return new ArrayList<>(requests);
     }
 
-    void reset() {
+    public void reset() {
         requests.clear();
     }
 
-    ChatModel chatModel() {
+    public ChatModel chatModel() {
         return OpenAiChatModel.builder().baseUrl(server.baseUrl() + "/v1").apiKey("test").modelName("gpt-4o-mini")
                 .maxRetries(0).timeout(Duration.ofSeconds(60)).build();
     }
 
-    StreamingChatModel streamingChatModel() {
+    public StreamingChatModel streamingChatModel() {
         return OpenAiStreamingChatModel.builder().baseUrl(server.baseUrl() + "/v1").apiKey("test")
                 .modelName("gpt-4o-mini").timeout(Duration.ofSeconds(60)).build();
     }
@@ -99,17 +100,17 @@ final class ScriptedOpenAi implements AutoCloseable {
 
     // ---- request helpers for scripts
 
-    static JsonNode last(JsonNode request) {
+    public static JsonNode last(JsonNode request) {
         JsonNode m = request.path("messages");
         return m.get(m.size() - 1);
     }
 
-    static String role(JsonNode message) {
+    public static String role(JsonNode message) {
         return message.path("role").asText();
     }
 
     /** The text of a message whose content may be a string or a list of parts. */
-    static String content(JsonNode message) {
+    public static String content(JsonNode message) {
         JsonNode c = message.path("content");
         if (c.isTextual()) {
             return c.asText();
@@ -124,7 +125,7 @@ final class ScriptedOpenAi implements AutoCloseable {
     }
 
     /** The text of the last user message. */
-    static String lastUser(JsonNode request) {
+    public static String lastUser(JsonNode request) {
         JsonNode m = request.path("messages");
         for (int i = m.size() - 1; i >= 0; i--) {
             if (role(m.get(i)).equals("user")) {
@@ -135,13 +136,13 @@ final class ScriptedOpenAi implements AutoCloseable {
     }
 
     /** The content of the last message when it is a tool result, else null. */
-    static String lastToolResult(JsonNode request) {
+    public static String lastToolResult(JsonNode request) {
         JsonNode last = last(request);
         return role(last).equals("tool") ? content(last) : null;
     }
 
     /** Tool results since the last user message. */
-    static int toolResultsThisTurn(JsonNode request) {
+    public static int toolResultsThisTurn(JsonNode request) {
         JsonNode m = request.path("messages");
         int n = 0;
         for (int i = m.size() - 1; i >= 0 && !role(m.get(i)).equals("user"); i--) {
