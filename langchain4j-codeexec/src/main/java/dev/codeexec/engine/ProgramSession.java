@@ -22,9 +22,11 @@ public interface ProgramSession extends AutoCloseable {
     ProgramPoll await(Duration wait, long offset, int maxBytes);
 
     /**
-     * Writes to the program's standard input.
+     * Writes to the program's standard input. The write is bounded in time: a program that does not read its input
+     * cannot block the caller (the host backends wait at most 5 seconds, then drop the rest).
      *
-     * @throws InvalidSpecException when the program has exited or its stdin was closed
+     * @throws InvalidSpecException when the program has exited, its stdin was closed, or it is not reading its
+     *                              standard input
      */
     void write(String data, boolean newline);
 
