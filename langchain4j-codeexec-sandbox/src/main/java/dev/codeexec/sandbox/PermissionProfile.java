@@ -238,8 +238,9 @@ public final class PermissionProfile {
     /**
      * Hides every workspace path matching the globs, for example {@code **}{@code /.env} or {@code secrets/*}.
      * {@code *} and {@code ?} stay within one path segment, {@code **} crosses directories, {@code [abc]} is a
-     * character class, <code>{a,b}</code> an alternation (the syntax of {@link WorkspaceGlob}). Matches are hidden from the program at the start of each run, and workspace file operations
-     * (read, write, collect) refuse them at any time.
+     * character class, <code>{a,b}</code> an alternation (the syntax of {@link WorkspaceGlob}). Matches are hidden
+     * from the program at the start of each run, and workspace file operations (read, write, collect) refuse them at
+     * any time.
      *
      * @throws InvalidSpecException for an absolute glob, {@code ..}, an empty or a malformed pattern
      */

@@ -72,6 +72,9 @@ import org.slf4j.LoggerFactory;
  * {@code --cap-drop ALL}, {@code --new-session}, {@code --die-with-parent} and a seccomp filter (see
  * {@code docs/sandbox.md}).
  *
+ * <p><b>Resource limits are off by default</b> ({@link ResourceLimits#NONE}): set {@link Builder#limits} to keep a
+ * program from exhausting the host's memory or processes.
+ *
  * <p><b>Fail closed.</b> The builder runs a {@link Preflight}: when the sandbox cannot start on this host,
  * {@link #builder()}{@code .build()} throws {@link BackendUnavailableException} saying what to fix. Nothing ever runs
  * without the sandbox because of a configuration or host problem; only {@link PermissionProfile#dangerFullAccess()}
@@ -201,8 +204,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
                     + "the host's files and network");
         }
-        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}", platform,
-                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe());
+        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, default limits={}", platform,
+                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe(),
+                defaultLimits.isEmpty() ? "none (no memory or process limit)" : defaultLimits);
     }
 
     /**
@@ -508,8 +512,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         try {
             boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
             // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
+            Path pinDir = platform == SandboxPlatform.LINUX_BWRAP ? privateDir : null;
             SandboxLayout.Plan plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot,
-                    SandboxLayout.homeDirectories(), platform == SandboxPlatform.LINUX_BWRAP ? privateDir : null) : null;
+                    SandboxLayout.homeDirectories(), pinDir) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
             }
@@ -863,8 +868,11 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         }
 
         /**
-         * Limits applied to every run (a run's own limits override them field by field); default none. The build
-         * fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of them.
+         * Limits applied to every run (a run's own limits override them field by field). <b>Default: none</b> — no
+         * memory, process, CPU-time or file-size limit, so a program can exhaust the host's memory or processes; set
+         * them for model-written code (a start: 1 GiB of memory, 256 processes, a few minutes of CPU time per
+         * process). The build fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of
+         * them; memory and process limits need control groups.
          */
         public Builder limits(ResourceLimits limits) {
             this.limits = limits;

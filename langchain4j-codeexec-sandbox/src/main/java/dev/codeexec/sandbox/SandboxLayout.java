@@ -214,10 +214,13 @@ final class SandboxLayout {
         try {
             Files.createDirectories(alias.getParent());
             Files.createLink(alias, file);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new PolicyViolationException("'" + shown + "' vanished while the sandbox was planned; nothing ran "
+                    + "(a program running in the same workspace may be changing it)");
         } catch (IOException | UnsupportedOperationException e) {
             throw new PolicyViolationException("'" + shown + "' cannot be mounted safely (" + e.getClass()
-                    .getSimpleName() + ": it must be a file of this user on the file system of the sandbox root); "
-                    + "nothing ran");
+                    .getSimpleName() + "): a file mounted inside a writable directory must belong to this user and "
+                    + "lie on the file system of the sandbox root (SandboxEngine.Builder.rootDir); nothing ran");
         }
         BasicFileAttributes a = attributes(alias);
         if (a == null || !a.isRegularFile()) {
