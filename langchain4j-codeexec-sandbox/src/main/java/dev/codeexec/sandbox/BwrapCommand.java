@@ -18,6 +18,12 @@ import java.util.Objects;
  * (read, write, protected, hidden): bubblewrap applies operations in order and later mounts shadow earlier ones, so
  * this order <em>is</em> the rule "most specific wins; ties none &gt; write &gt; read". Hidden directories are
  * remounted read-only last. The environment is replaced ({@code --clearenv}, then one {@code --setenv} per variable).
+ *
+ * <p>A pinned bind (see {@link Mount}) becomes {@code --ro-bind-fd}/{@code --bind-fd} from the launcher's verified
+ * descriptor (bubblewrap checks after the mount that what it mounted is that descriptor's directory), or a bind from
+ * the private hard link. With a status descriptor, bubblewrap reports on it whether the program was started
+ * ({@code --json-status-fd}: an {@code "exit-code"} document is written only after the program was executed), so a
+ * failed setup is told from a program's failure without reading anything the program wrote.
  */
 final class BwrapCommand {
 
@@ -36,12 +42,13 @@ final class BwrapCommand {
      * @param mounts       filesystem operations, in any order (they are sorted here); at most one per path
      * @param scratchBytes size limit of each {@link Mount.Kind#SCRATCH} tmpfs
      * @param seccompFd    descriptor holding the seccomp program, or -1 for none
+     * @param statusFd     descriptor for bubblewrap's JSON status reports, or -1 for none
      * @param env          the complete environment of the program, in order
      * @param chdir        absolute working directory inside the sandbox
      * @param command      the program and its arguments
      */
     record Spec(String bwrap, boolean restrictNet, ProcMode proc, List<Mount> mounts, long scratchBytes,
-                int seccompFd, Map<String, String> env, String chdir, List<String> command) {
+                int seccompFd, int statusFd, Map<String, String> env, String chdir, List<String> command) {
         Spec {
             Objects.requireNonNull(bwrap, "bwrap");
             Objects.requireNonNull(proc, "proc");
@@ -74,6 +81,7 @@ final class BwrapCommand {
         a.add("--new-session");
         a.add("--cap-drop");
         a.add("ALL");
+        addStatus(a, spec.statusFd());
 
         List<Mount> sorted = sort(spec.mounts());
         List<String> remountReadOnly = new ArrayList<>();
@@ -109,15 +117,24 @@ final class BwrapCommand {
      * network), only a PID namespace so that the whole process tree dies with the run, {@code --new-session} and
      * {@code --die-with-parent}.
      */
-    static List<String> unsandboxedArgv(String bwrap, Map<String, String> env, String chdir, List<String> command) {
+    static List<String> unsandboxedArgv(String bwrap, int statusFd, Map<String, String> env, String chdir,
+                                        List<String> command) {
         List<String> a = new ArrayList<>(List.of(bwrap, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc",
                 "--die-with-parent", "--new-session"));
+        addStatus(a, statusFd);
         addEnvironment(a, env);
         a.add("--chdir");
         a.add(chdir);
         a.add("--");
         a.addAll(command);
         return a;
+    }
+
+    private static void addStatus(List<String> a, int statusFd) {
+        if (statusFd >= 0) {
+            a.add("--json-status-fd");
+            a.add(Integer.toString(statusFd));
+        }
     }
 
     static List<Mount> sort(List<Mount> mounts) {
@@ -152,19 +169,10 @@ final class BwrapCommand {
         switch (m.kind()) {
             case RO_BIND:
             case PROTECT:
-                a.add("--ro-bind");
-                a.add(m.path());
-                a.add(m.path());
+                addBind(a, "--ro-bind", m);
                 break;
             case BIND:
-                a.add("--bind");
-                a.add(m.path());
-                a.add(m.path());
-                break;
-            case RO_BIND_FD:
-                a.add("--ro-bind-fd");
-                a.add(Integer.toString(m.fd()));
-                a.add(m.path());
+                addBind(a, "--bind", m);
                 break;
             case SCRATCH:
                 a.add("--size");
@@ -192,6 +200,17 @@ final class BwrapCommand {
             default:
                 throw new IllegalStateException("unknown mount kind " + m.kind());
         }
+    }
+
+    private static void addBind(List<String> a, String option, Mount m) {
+        if (m.fd() >= 0) {
+            a.add(option + "-fd");
+            a.add(Integer.toString(m.fd()));
+        } else {
+            a.add(option);
+            a.add(m.source() != null ? m.source() : m.path());
+        }
+        a.add(m.path());
     }
 
     private static void addEnvironment(List<String> a, Map<String, String> env) {

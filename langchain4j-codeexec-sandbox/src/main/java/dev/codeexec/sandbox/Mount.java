@@ -6,22 +6,27 @@ import java.util.Objects;
  * One filesystem operation of a bubblewrap sandbox, at an absolute, canonical path that is the same on the host and
  * inside the sandbox.
  *
- * @param path absolute, normalised path without symbolic links
- * @param kind what to do there
- * @param fd   for {@link Kind#RO_BIND_FD}: the descriptor (opened and verified by the launcher) to bind; else -1
+ * <p>A bind normally mounts the path onto itself. A bind whose path lies inside a directory a sandboxed program can
+ * change (a workspace, a write grant) is <em>pinned</em> instead, so that no name the program controls is resolved
+ * when bubblewrap mounts it: a directory is bound from a descriptor the launcher opened and verified ({@link #fd()}),
+ * a file from a private hard link to it that the engine made without following links ({@link #source()}).
+ *
+ * @param path   absolute, normalised path without symbolic links: where the operation lands
+ * @param kind   what to do there
+ * @param fd     for a bind pinned to a directory: the descriptor (opened and verified by the launcher) to bind;
+ *               else -1
+ * @param source for a bind pinned to a file: the private hard link to bind from; else null (bind {@code path})
  */
-record Mount(String path, Kind kind, int fd) {
+record Mount(String path, Kind kind, int fd, String source) {
 
     /** The operations, in the order of precedence on equal specificity (later kinds win). */
     enum Kind {
-        /** {@code --ro-bind path path}: a read grant. */
+        /** A read grant: a read-only bind. */
         RO_BIND(0),
-        /** {@code --bind path path}: a write grant. */
+        /** A write grant: a writable bind. */
         BIND(1),
-        /** {@code --ro-bind path path} of protected metadata inside a writable root (a file). */
+        /** Protected metadata (a file or a directory) inside a writable root: a read-only bind. */
         PROTECT(2),
-        /** {@code --ro-bind-fd fd path}: protected metadata directory, bound from a descriptor verified to be it. */
-        RO_BIND_FD(2),
         /** A private, memory-backed, writable {@code /tmp}-like directory ({@code --tmpfs}). */
         SCRATCH(3),
         /** Hide a directory: an empty tmpfs, read-only at the end of setup. */
@@ -34,6 +39,11 @@ record Mount(String path, Kind kind, int fd) {
         Kind(int precedence) {
             this.precedence = precedence;
         }
+
+        /** True for the kinds that bind a path (and so may need pinning). */
+        boolean isBind() {
+            return this == RO_BIND || this == BIND || this == PROTECT;
+        }
     }
 
     Mount {
@@ -42,10 +52,26 @@ record Mount(String path, Kind kind, int fd) {
         if (!path.startsWith("/")) {
             throw new IllegalArgumentException("mount path must be absolute: " + path);
         }
+        if ((fd >= 0 || source != null) && !kind.isBind()) {
+            throw new IllegalArgumentException("only binds take a descriptor or a source: " + path);
+        }
+        if (fd >= 0 && source != null) {
+            throw new IllegalArgumentException("a bind is pinned by a descriptor or by a source, not both: " + path);
+        }
     }
 
     static Mount of(String path, Kind kind) {
-        return new Mount(path, kind, -1);
+        return new Mount(path, kind, -1, null);
+    }
+
+    /** A bind of {@code path} from the directory descriptor {@code fd}. */
+    static Mount pinned(String path, Kind kind, int fd) {
+        return new Mount(path, kind, fd, null);
+    }
+
+    /** A bind of {@code path} from the private hard link {@code source}. */
+    static Mount aliased(String path, Kind kind, String source) {
+        return new Mount(path, kind, -1, source);
     }
 
     /** Number of path segments: "/" is 0, "/a/b" is 2. */

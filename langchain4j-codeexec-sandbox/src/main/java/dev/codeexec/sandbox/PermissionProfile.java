@@ -1,6 +1,7 @@
 package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.workspace.WorkspaceGlob;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -30,7 +31,8 @@ import java.util.Objects;
  *
  * <p><b>Paths.</b> An absolute path is a host path. A relative path is relative to the workspace root ({@code "."} is
  * the root itself). In no-access rules, {@code ~/x} means {@code x} in every user's home directory. Globs ({@code *},
- * {@code ?}, {@code [}) are only allowed in {@link #withNoAccessGlobs}; {@code **} crosses directories.
+ * {@code ?}, {@code [}, <code>{</code>: the syntax of {@link WorkspaceGlob}) are only allowed in
+ * {@link #withNoAccessGlobs}; {@code **} crosses directories.
  *
  * <p><b>Decision.</b> For any path the most specific matching rule wins (the one with most path segments); on equal
  * specificity no-access beats write, which beats read; a path no rule covers is not visible. A no-access glob counts as
@@ -236,10 +238,11 @@ public final class PermissionProfile {
     /**
      * Hides every workspace path matching the globs, for example {@code **}{@code /.env} or {@code secrets/*}.
      * {@code *} and {@code ?} stay within one path segment, {@code **} crosses directories, {@code [abc]} is a
-     * character class. Matches are hidden from the program at the start of each run, and workspace file operations
-     * (read, write, collect) refuse them at any time.
+     * character class, <code>{a,b}</code> an alternation (the syntax of {@link WorkspaceGlob}). Matches are hidden
+     * from the program at the start of each run, and workspace file operations (read, write, collect) refuse them at
+     * any time.
      *
-     * @throws InvalidSpecException for an absolute glob, {@code ..}, or an empty pattern
+     * @throws InvalidSpecException for an absolute glob, {@code ..}, an empty or a malformed pattern
      */
     public PermissionProfile withNoAccessGlobs(String... globs) {
         requireManaged("withNoAccessGlobs");
@@ -257,6 +260,7 @@ public final class PermissionProfile {
                     throw new InvalidSpecException("no-access glob '" + g + "' must not contain '..' or empty segments");
                 }
             }
+            WorkspaceGlob.compile(g); // a malformed pattern (an unclosed '[' or '{') fails here, not at the first run
             if (!out.contains(g)) {
                 out.add(g);
             }
@@ -394,8 +398,9 @@ public final class PermissionProfile {
         return a == FileAccess.NONE ? "no-access" : a.name().toLowerCase();
     }
 
+    /** Glob syntax of {@link WorkspaceGlob}, the one glob syntax: {@code * ? [ {}. */
     static boolean isGlob(String s) {
-        return s.indexOf('*') >= 0 || s.indexOf('?') >= 0 || s.indexOf('[') >= 0;
+        return WorkspaceGlob.isGlob(s);
     }
 
     private static String normalizeRulePath(String raw, FileAccess access) {

@@ -51,8 +51,10 @@ final class Preflight {
         if (configured != null) {
             if (!Files.isExecutable(configured)) {
                 throw new BackendUnavailableException("sandbox preflight failed: the configured bubblewrap '"
-                        + configured + "' is not an executable file. Install bubblewrap (0.8.0 or newer; Debian/"
-                        + "Ubuntu: apt-get install bubblewrap, Fedora: dnf install bubblewrap) or fix the path. The engine never runs programs without the sandbox.");
+                        + configured + "' is not an executable file. Install bubblewrap (one with --ro-bind-fd: "
+                        + "0.10.0 or newer, or a distribution backport such as Debian 12's; Debian/Ubuntu: apt-get "
+                        + "install bubblewrap, Fedora: dnf install bubblewrap) or fix the path. The engine never runs "
+                        + "programs without the sandbox.");
             }
             return configured.toAbsolutePath().toString();
         }
@@ -62,7 +64,8 @@ final class Preflight {
             }
         }
         throw new BackendUnavailableException("sandbox preflight failed: bubblewrap (bwrap) was not found in "
-                + BWRAP_LOCATIONS + ". Install bubblewrap 0.8.0 or newer (Debian/Ubuntu: apt-get install bubblewrap; "
+                + BWRAP_LOCATIONS + ". Install bubblewrap with --ro-bind-fd (0.10.0 or newer, or a distribution "
+                + "backport such as Debian 12's; Debian/Ubuntu: apt-get install bubblewrap; "
                 + "Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap), or set SandboxEngine.Builder"
                 + ".bwrapPath. The engine never runs programs without the sandbox.");
     }
@@ -127,12 +130,15 @@ final class Preflight {
     /** Runs the probe; null on success, else bubblewrap's diagnostics. */
     private static String probe(String bwrap, ProcMode proc, Path stateDir) {
         String seccomp = SeccompFiles.ensure(stateDir, NetworkMode.RESTRICTED).toString();
-        List<Mount> mounts = List.of(Mount.of("/", Mount.Kind.RO_BIND), Mount.of("/tmp", Mount.Kind.SCRATCH));
+        // A directory bound from a verified descriptor, as every run pins binds inside writable directories: a
+        // bubblewrap without --ro-bind-fd fails here, not at the first run with a .git directory.
+        List<Mount> mounts = List.of(Mount.of("/", Mount.Kind.RO_BIND), Mount.of("/tmp", Mount.Kind.SCRATCH),
+                Mount.pinned("/tmp/codeexec-probe", Mount.Kind.RO_BIND, SandboxLayout.FIRST_PINNED_FD));
         List<String> argv = BwrapCommand.argv(new BwrapCommand.Spec(bwrap, true, proc, mounts,
-                BwrapCommand.DEFAULT_SCRATCH_BYTES, 3, Map.of("PATH", "/usr/bin:/bin"), "/",
+                BwrapCommand.DEFAULT_SCRATCH_BYTES, 3, Launcher.STATUS_FD, Map.of("PATH", "/usr/bin:/bin"), "/",
                 List.of(trueCommand())));
-        List<String> launch = Launcher.argv(new Launcher.Spec("/bin/sh", List.of(), null, null, null, List.of(),
-                seccomp, argv));
+        List<String> launch = Launcher.argv(new Launcher.Spec("/bin/sh", null, List.of(), null, null, null,
+                List.of(stateDir.toString()), seccomp, false, argv));
         RunResult r;
         try {
             r = HostProcesses.run(new HostLaunch(launch, Map.of(), Path.of("/"), null, probeTimeout, 64 * 1024,
@@ -188,8 +194,9 @@ final class Preflight {
                     + "Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined; inside "
                     + "Kubernetes: seccompProfile Unconfined.");
         } else if (s.contains("unknown option") || s.contains("unrecognized option")) {
-            m.append("This bubblewrap is too old for the options the sandbox needs. Fix: install bubblewrap 0.8.0 or "
-                    + "newer.");
+            m.append("This bubblewrap is too old for the options the sandbox needs. Fix: install a bubblewrap with "
+                    + "--bind-fd and --ro-bind-fd (upstream 0.10.0 or newer; some distributions backported them to "
+                    + "older versions, for example Debian 12's 0.8.0-2+deb12u1; `bwrap --help` lists them).");
         } else if (s.contains("seccomp")) {
             m.append("The kernel refused the seccomp filter. Fix: run on a kernel with seccomp filters enabled "
                     + "(CONFIG_SECCOMP_FILTER) and outside a seccomp profile that forbids installing filters.");

@@ -4,6 +4,7 @@ import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.CodeExecutor;
 import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
@@ -45,6 +46,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -69,6 +71,9 @@ import org.slf4j.LoggerFactory;
  * On Linux each run gets new user, PID, IPC, UTS, cgroup and (network restricted) network namespaces,
  * {@code --cap-drop ALL}, {@code --new-session}, {@code --die-with-parent} and a seccomp filter (see
  * {@code docs/sandbox.md}).
+ *
+ * <p><b>Resource limits are off by default</b> ({@link ResourceLimits#NONE}): set {@link Builder#limits} to keep a
+ * program from exhausting the host's memory or processes.
  *
  * <p><b>Fail closed.</b> The builder runs a {@link Preflight}: when the sandbox cannot start on this host,
  * {@link #builder()}{@code .build()} throws {@link BackendUnavailableException} saying what to fix. Nothing ever runs
@@ -106,6 +111,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final long scratchBytes;
     private final Path sandboxRoot;
     private final Path stateDir;
+    /** Private per-run directories (status file, pinned file links), removed when the run or session ends. */
+    private final Path runsDir;
     private final boolean ownsRoot;
     private final HostWorkspaceManager manager;
     private final SandboxWorkspaceFS fs;
@@ -135,7 +142,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private SandboxEngine(Builder b) {
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
-        this.profile = b.network == null ? p : p.withNetwork(b.network);
+        p = b.network == null ? p : p.withNetwork(b.network);
+        this.profile = hideArtifactStore(p, b.artifacts);
         this.envPolicy = b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault() : b.envPolicy;
         this.defaultLimits = b.limits == null ? ResourceLimits.NONE : b.limits;
         this.hostEnvironment = Map.copyOf(b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
@@ -163,6 +171,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             this.stateDir = sandboxRoot.resolve("state");
             Files.createDirectories(stateDir);
             restrict(stateDir);
+            this.runsDir = stateDir.resolve("runs");
+            Files.createDirectories(runsDir);
         } catch (IOException e) {
             throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
         }
@@ -194,8 +204,27 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
                     + "the host's files and network");
         }
-        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}", platform,
-                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe());
+        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, default limits={}", platform,
+                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe(),
+                defaultLimits.isEmpty() ? "none (no memory or process limit)" : defaultLimits);
+    }
+
+    /**
+     * Hides the root of a {@link FileSystemArtifactService} from every sandbox: the store holds every conversation's
+     * saved artifacts, and a program must reach them only through the engine's file operations. Other stores' locations
+     * are not known here; hide them with {@link PermissionProfile#withNoAccessPaths}.
+     */
+    private static PermissionProfile hideArtifactStore(PermissionProfile p, ArtifactService artifacts) {
+        if (artifacts instanceof FileSystemArtifactService store
+                && p.enforcement() == PermissionProfile.Enforcement.MANAGED) {
+            try {
+                return p.withNoAccessPaths(store.root().toString());
+            } catch (InvalidSpecException e) {
+                throw new InvalidSpecException("the profile grants the artifact store's root directory, which the "
+                        + "sandbox must hide (it holds every conversation's artifacts); remove that grant", e);
+            }
+        }
+        return p;
     }
 
     /** A sandbox engine with every default (see {@link Builder}). */
@@ -297,9 +326,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
         try {
-            return checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
+            return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
         } finally {
-            p.releaseCgroups();
+            p.release();
         }
     }
 
@@ -343,27 +372,52 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         try {
             s = onLauncher(() -> HostProcesses.start(p.launch, UUID.randomUUID().toString()));
         } catch (RuntimeException e) {
-            p.releaseCgroups();
+            p.release();
             throw e;
         }
-        SandboxSession tracked = new SandboxSession(s, sessions, p::releaseCgroups);
+        SandboxSession tracked = new SandboxSession(s, sessions, p::release);
         sessions.add(tracked);
         return tracked;
     }
 
-    /** A launch ready to start, and the cgroups to release after it. */
+    /** A launch ready to start, the cgroups and the private run directory to release after it. */
     private static final class Prepared {
         final HostLaunch launch;
         final Cgroups.RunGroup group;
+        final Path runDir;
+        /** True when bubblewrap reports the start on the status descriptor; false when the launcher does. */
+        final boolean viaBwrap;
+        final Path workspace;
 
-        Prepared(HostLaunch launch, Cgroups.RunGroup group) {
+        Prepared(HostLaunch launch, Cgroups.RunGroup group, Path runDir, boolean viaBwrap, Path workspace) {
             this.launch = launch;
             this.group = group;
+            this.runDir = runDir;
+            this.viaBwrap = viaBwrap;
+            this.workspace = workspace;
         }
 
-        void releaseCgroups() {
-            if (group != null) {
-                group.close();
+        RunResult checkSetup(RunResult r) {
+            String status;
+            try {
+                status = Files.readString(runDir.resolve(STATUS_FILE));
+            } catch (IOException e) {
+                status = ""; // nothing reported: the program did not start
+            }
+            return SandboxEngine.checkSetup(r, status, viaBwrap, workspace);
+        }
+
+        void release() {
+            try {
+                if (group != null) {
+                    group.close();
+                }
+            } finally {
+                try {
+                    deleteTree(runDir);
+                } catch (RuntimeException e) {
+                    LOG.warn("could not remove a run's private directory: {}", e.toString());
+                }
             }
         }
     }
@@ -372,11 +426,15 @@ public final class SandboxEngine implements Engine, CodeExecutor {
      * Diagnostic: the exact host command (launching shell, bubblewrap and its arguments, including the program's
      * environment as {@code --setenv} values) that {@link #runProgram(Workspace, RunProgramSpec, AdditionalPermissions)}
      * would start for this spec now. Nothing is started; the checks and the layout are the same as for a run. Useful
-     * to see the sandbox an operator gets, and to measure the engine against a raw start of the same command.
+     * to see the sandbox an operator gets, and to measure the engine against a raw start of the same command. The
+     * launch refers to a private run directory of the engine (its status file, links to pinned files), which stays
+     * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
      */
     public HostLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
-        p.releaseCgroups();
+        if (p.group != null) {
+            p.group.close();
+        }
         return p.launch;
     }
 
@@ -399,16 +457,16 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         if (!Files.isDirectory(dir)) {
             throw new InvalidSpecException("workspace directory '" + directory + "' is not a directory");
         }
-        if (dir.getParent() == null || sandboxRoot.startsWith(dir)) {
+        if (dir.getParent() == null || sandboxRoot.startsWith(dir) || dir.startsWith(sandboxRoot)) {
             throw new PolicyViolationException("workspace directory '" + directory + "' would expose the host root "
                     + "or the sandbox root; choose a dedicated directory");
         }
         WorkspaceLayout.create(dir);
         Prepared p = prepare(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra);
         try {
-            return checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
+            return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
         } finally {
-            p.releaseCgroups();
+            p.release();
         }
     }
 
@@ -449,96 +507,143 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         Map<String, String> env = envPolicy.finish(spec.cleanEnv() ? Map.of() : baseEnvironment, spec.env(),
                 spec.cleanEnv(), runtime);
 
-        SandboxLayout.Plan plan = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
-                ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories()) : null;
-        if (plan != null && !plan.visible(cwd.toString())) {
-            throw new PolicyViolationException("the working directory is hidden by the permission profile");
-        }
-        String command = resolveCommand(spec.cmd(), env.get("PATH"), cwd, plan);
-        List<String> programArgv = new ArrayList<>();
-        programArgv.add(command);
-        programArgv.addAll(spec.args());
-
+        Path privateDir = newRunDirectory();
         Cgroups.RunGroup group = null;
-        if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
-            try {
-                group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
-            } catch (IOException e) {
-                throw new BackendUnavailableException("cannot create the run's control group for its memory or "
-                        + "process limit: " + e.getClass().getSimpleName(), e);
-            }
-        }
         try {
-            List<String> argv = argv(runProfile, plan, env, cwd, programArgv, limits, group);
+            boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
+            // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
+            Path pinDir = platform == SandboxPlatform.LINUX_BWRAP ? privateDir : null;
+            SandboxLayout.Plan plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot,
+                    SandboxLayout.homeDirectories(), pinDir) : null;
+            if (plan != null && !plan.visible(cwd.toString())) {
+                throw new PolicyViolationException("the working directory is hidden by the permission profile");
+            }
+            String command = resolveCommand(spec.cmd(), env.get("PATH"), cwd, plan);
+            List<String> programArgv = new ArrayList<>();
+            programArgv.add(command);
+            programArgv.addAll(spec.args());
+
+            if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
+                try {
+                    group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
+                } catch (IOException e) {
+                    throw new BackendUnavailableException("cannot create the run's control group for its memory or "
+                            + "process limit: " + e.getClass().getSimpleName(), e);
+                }
+            }
+            boolean viaBwrap = platform == SandboxPlatform.LINUX_BWRAP
+                    && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
+            List<String> argv = argv(runProfile, plan, env, cwd, programArgv, limits, group,
+                    privateDir.resolve(STATUS_FILE).toString(), viaBwrap);
             int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
             // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
             // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
-            boolean bubblewrap = platform == SandboxPlatform.LINUX_BWRAP
-                    && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
-            Map<String, String> launchEnv = bubblewrap ? Map.of() : env;
+            Map<String, String> launchEnv = viaBwrap ? Map.of() : env;
             // Under bubblewrap the launched process is bwrap: a graceful stop must signal the program, not bwrap,
             // whose death ends the namespace at once (--die-with-parent).
             return new Prepared(new HostLaunch(argv, launchEnv, cwd, spec.stdin(), spec.timeout(), cap,
-                    spec.outputListener(), bubblewrap), group);
+                    spec.outputListener(), viaBwrap), group, privateDir, viaBwrap, root);
         } catch (RuntimeException e) {
-            if (group != null) {
-                group.close();
-            }
+            new Prepared(null, group, privateDir, false, root).release();
             throw e;
         }
     }
 
+    /** A new private directory for one run, inside the engine's state directory (no sandbox can see it). */
+    private Path newRunDirectory() {
+        try {
+            return Files.createDirectory(runsDir.resolve(UUID.randomUUID().toString()));
+        } catch (IOException e) {
+            throw new CodeExecException("cannot create the run's private directory in the sandbox root: "
+                    + e.getClass().getSimpleName(), e);
+        }
+    }
+
     private List<String> argv(PermissionProfile runProfile, SandboxLayout.Plan plan, Map<String, String> env,
-                              Path cwd, List<String> program, ResourceLimits limits, Cgroups.RunGroup group) {
+                              Path cwd, List<String> program, ResourceLimits limits, Cgroups.RunGroup group,
+                              String status, boolean viaBwrap) {
         Long cpu = limits.cpuTime() == null ? null
                 : Math.max(1, (limits.cpuTime().toMillis() + 999) / 1000);
         Long blocks = limits.maxFileBytes() == null ? null : Math.max(1, (limits.maxFileBytes() + 511) / 512);
         Integer nofile = limits.maxOpenFiles();
         List<String> procs = group == null ? List.of() : group.procsFiles();
-        if (platform == SandboxPlatform.MACOS_SEATBELT) {
-            List<String> cmd = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
+        if (!viaBwrap) {
+            List<String> cmd = platform == SandboxPlatform.MACOS_SEATBELT
+                    && runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
                     ? SeatbeltProfile.argv(SeatbeltProfile.build(plan.mounts(), runProfile.network()), program)
                     : program;
-            return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, List.of(), null, cmd));
+            return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, List.of(), null, true,
+                    cmd));
         }
-        switch (runProfile.enforcement()) {
-            case MANAGED: {
-                String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
-                        m -> SeccompFiles.ensure(stateDir, m).toString());
-                List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
-                        runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
-                        3, env, cwd.toString(), program));
-                return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, plan.protectedDirs(),
-                        seccomp, bwrapArgv));
-            }
-            case DISABLED:
-                return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, List.of(), null,
-                        BwrapCommand.unsandboxedArgv(preflight.bwrap(), env, cwd.toString(), program)));
-            case EXTERNAL:
-            default:
-                return Launcher.argv(new Launcher.Spec(shell, procs, cpu, blocks, nofile, List.of(), null, program));
+        if (runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED) {
+            String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
+                    m -> SeccompFiles.ensure(stateDir, m).toString());
+            List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
+                    runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
+                    3, Launcher.STATUS_FD, env, cwd.toString(), program));
+            return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, plan.pinnedDirs(),
+                    seccomp, false, bwrapArgv));
         }
+        return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, List.of(), null, false,
+                BwrapCommand.unsandboxedArgv(preflight.bwrap(), Launcher.STATUS_FD, env, cwd.toString(), program)));
     }
 
-    /** Turns launcher and bubblewrap setup failures into exceptions; everything else is the program's result. */
-    private RunResult checkSetup(RunResult r) {
-        String err = r.stderr();
-        if (r.exitCode() == Launcher.SETUP_FAILED && err.startsWith(Launcher.SETUP_PREFIX)) {
-            String reason = err.substring(Launcher.SETUP_PREFIX.length()).lines().findFirst().orElse("");
-            throw new BackendUnavailableException("the sandbox could not be set up: " + reason);
-        }
-        if (r.exitCode() == 1 && err.startsWith("bwrap: ")) {
-            String line = err.lines().findFirst().orElse("");
-            if (line.startsWith("bwrap: execvp ")) {
-                // The command could not be executed inside the sandbox: report it like a shell would.
-                return new RunResult(r.stdout(), "command not found or not executable inside the sandbox\n", 127,
-                        r.duration(), r.timedOut(), r.stdoutTruncated(), r.stderrTruncated());
+    /** The status file of a run, in its private directory (see {@link Launcher}). */
+    static final String STATUS_FILE = "status";
+
+    private static final Pattern EXIT_CODE = Pattern.compile("\\{\\s*\"exit-code\"\\s*:\\s*-?\\d+\\s*}");
+
+    /**
+     * Tells a failed sandbox setup from the program's own result, from the run's private status channel only (see
+     * {@link Launcher}): never from what the program printed or its exit code, which are the program's result even
+     * when they look like a launcher or bubblewrap error.
+     *
+     * @param r         what the launch returned
+     * @param status    the status file's content
+     * @param viaBwrap  true when bubblewrap reported on the status descriptor, false when the launcher did
+     * @param workspace the run's workspace root (a bubblewrap failure on a path in it is a concurrent change)
+     * @return the program's result ({@code r}, or exit code 127 when bubblewrap could not execute the command)
+     * @throws PolicyViolationException    when a path to be mounted changed during setup (nothing ran)
+     * @throws BackendUnavailableException when the sandbox could not be set up (nothing ran)
+     */
+    static RunResult checkSetup(RunResult r, String status, boolean viaBwrap, Path workspace) {
+        for (String line : status.lines().toList()) {
+            if (line.startsWith(Launcher.FAILED + " ")) {
+                String[] f = line.split(" ", 3);
+                String reason = f.length > 2 ? f[2] : "unknown reason";
+                if (f.length > 1 && f[1].equals(Launcher.CHANGED)) {
+                    throw new PolicyViolationException("the sandbox was not started: " + reason + " (a program "
+                            + "running in the same workspace may be swapping it for a link). Nothing ran.");
+                }
+                throw new BackendUnavailableException("the sandbox could not be set up: " + reason + ". Nothing ran.");
             }
-            LOG.warn("bubblewrap could not set up a sandbox: {}", line);
-            throw new BackendUnavailableException("the sandbox could not be set up (bubblewrap failed; the log has "
-                    + "the detail). Nothing ran.");
         }
-        return r;
+        boolean started = viaBwrap ? EXIT_CODE.matcher(status).find()
+                : status.lines().anyMatch(Launcher.STARTED::equals);
+        if (started || r.timedOut()) {
+            return r;
+        }
+        if (!viaBwrap) {
+            throw new BackendUnavailableException("the sandbox launcher ended before it started the program (exit "
+                    + "code " + r.exitCode() + "). Nothing ran.");
+        }
+        // bubblewrap ended before it executed the program, so everything on stderr is bubblewrap's own.
+        String line = r.stderr().lines().filter(l -> l.startsWith("bwrap: ")).findFirst().orElse("");
+        if (line.startsWith("bwrap: execvp ")) {
+            // The command could not be executed inside the sandbox: report it like a shell would.
+            return new RunResult(r.stdout(), "command not found or not executable inside the sandbox\n", 127,
+                    r.duration(), r.timedOut(), r.stdoutTruncated(), r.stderrTruncated());
+        }
+        if (line.contains("Race condition binding") || line.contains(workspace + "/")) {
+            // What bubblewrap mounted was not the verified descriptor, or a destination in the workspace was no
+            // longer what the plan saw (typically a link planted where a mount lands).
+            throw new PolicyViolationException("the sandbox was not started: a path to be mounted changed during "
+                    + "setup (a program running in the same workspace may be swapping it for a link). Nothing ran.");
+        }
+        LOG.warn("bubblewrap could not set up a sandbox: {}", line.isEmpty() ? "no message" : line.length() > 300
+                ? line.substring(0, 300) + "..." : line);
+        throw new BackendUnavailableException("the sandbox could not be set up (bubblewrap failed; the log has "
+                + "the detail). Nothing ran.");
     }
 
     /**
@@ -765,8 +870,11 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         }
 
         /**
-         * Limits applied to every run (a run's own limits override them field by field); default none. The build
-         * fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of them.
+         * Limits applied to every run (a run's own limits override them field by field). <b>Default: none</b> — no
+         * memory, process, CPU-time or file-size limit, so a program can exhaust the host's memory or processes; set
+         * them for model-written code (a start: 1 GiB of memory, 256 processes, a few minutes of CPU time per
+         * process). The build fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of
+         * them; memory and process limits need control groups.
          */
         public Builder limits(ResourceLimits limits) {
             this.limits = limits;
@@ -785,7 +893,12 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             return this;
         }
 
-        /** The artifact store for {@code artifact://} inputs and saved outputs; default none. */
+        /**
+         * The artifact store for {@code artifact://} inputs and saved outputs; default none. The root directory of a
+         * {@link FileSystemArtifactService} is hidden from every sandbox (a no-access rule is added to the profile);
+         * the location of any other store, or of a store the application uses without passing it here, must be
+         * hidden with {@link PermissionProfile#withNoAccessPaths}.
+         */
         public Builder artifactService(ArtifactService artifacts) {
             this.artifacts = artifacts;
             return this;

@@ -30,9 +30,12 @@ final class SandboxLayout {
     /** Most files visited to expand no-access globs; a bigger workspace is refused rather than half-masked. */
     static final int MAX_GLOB_WALK = 100_000;
 
-    /** Descriptors 4..9 carry verified protected directories (the POSIX shell only redirects single digits). */
-    static final int FIRST_PROTECTED_FD = 4;
-    static final int LAST_PROTECTED_FD = 9;
+    /**
+     * Descriptors 4..8 carry the verified directories of pinned binds (the POSIX shell only redirects single digits;
+     * 3 is the seccomp program and 9 the launch status).
+     */
+    static final int FIRST_PINNED_FD = 4;
+    static final int LAST_PINNED_FD = 8;
 
     /** Directories replaced by a private tmpfs in every managed sandbox. */
     static final List<String> SCRATCH_DIRS = List.of("/tmp", "/var/tmp");
@@ -40,13 +43,14 @@ final class SandboxLayout {
     /**
      * The resolved layout.
      *
-     * @param mounts        the operations, unsorted
-     * @param protectedDirs host paths of protected directories to open as descriptors 4, 5, … in this order
+     * @param mounts     the operations, unsorted
+     * @param pinnedDirs host paths of the directories the launcher opens and verifies as descriptors 4, 5, … in this
+     *                   order (see {@link Mount#fd()})
      */
-    record Plan(List<Mount> mounts, List<String> protectedDirs) {
+    record Plan(List<Mount> mounts, List<String> pinnedDirs) {
         Plan {
             mounts = List.copyOf(mounts);
-            protectedDirs = List.copyOf(protectedDirs);
+            pinnedDirs = List.copyOf(pinnedDirs);
         }
 
         /**
@@ -73,15 +77,23 @@ final class SandboxLayout {
     /**
      * Plans a run.
      *
+     * <p>Binds are pinned when {@code pinDir} is given (a bubblewrap run): a bind whose path lies inside the workspace
+     * or inside a write grant, where a program running at the same time may swap a name for a symbolic link between
+     * this plan and the mount, never reaches bubblewrap as a name. A directory becomes a descriptor the launcher opens
+     * and verifies, a file a hard link in {@code pinDir} made without following links (see {@link Mount}).
+     *
      * @param profile      a managed profile (per-run grants already added)
      * @param workspace    the workspace root, real path
      * @param sandboxRoot  the directory holding every workspace and the engine's state, real path; hidden except the
-     *                     workspace
+     *                     workspace, and no grant may reach into it
      * @param homes        home directories for {@code ~/} rules
-     * @throws PolicyViolationException when a grant no longer exists or is a link inside the workspace, or protected
-     *                                  metadata is a link
+     * @param pinDir       a private directory of this run for the hard links of pinned files (created when needed),
+     *                     or null to pin nothing (a path-based sandbox such as Seatbelt mounts nothing)
+     * @throws PolicyViolationException when a grant no longer exists, is a link inside the workspace or reaches into
+     *                                  the sandbox root, protected metadata is a link or a special file, or more
+     *                                  directories need pinning than the launcher has descriptors for
      */
-    static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes) {
+    static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir) {
         Map<String, Entry> entries = new LinkedHashMap<>();
         for (PermissionProfile.PathRule rule : profile.rules()) {
             if (rule.isHomePath()) {
@@ -118,19 +130,131 @@ final class SandboxLayout {
                 }
             }
         }
-        List<String> protectedDirs = new ArrayList<>();
-        protect(profile, entries, protectedDirs);
+        protect(profile, entries);
         if (!profile.noAccessGlobs().isEmpty()) {
             hideGlobMatches(profile, workspace, entries);
         }
+        entries.keySet().removeIf(path -> path.equals("/proc") || path.startsWith("/proc/") || path.equals("/dev")
+                || path.startsWith("/dev/"));
+        keepOutOfSandboxRoot(entries, workspace, sandboxRoot);
+        List<String> pinnedDirs = pinDir == null ? List.of() : pin(entries, workspace, pinDir);
         List<Mount> mounts = new ArrayList<>();
+        entries.forEach((path, e) -> mounts.add(new Mount(path, e.kind, e.fd, e.source)));
+        return new Plan(prune(mounts), pinnedDirs);
+    }
+
+    /**
+     * Refuses a bind at or below the sandbox root other than the workspace and what lies in it: the root holds every
+     * other workspace and the engine's state, and its stand-in (an empty directory) must stay empty but for this
+     * workspace. A grant that resolves into it through a link is caught here too, since entries are real paths.
+     */
+    private static void keepOutOfSandboxRoot(Map<String, Entry> entries, Path workspace, Path sandboxRoot) {
+        String root = sandboxRoot.toString();
+        String ws = workspace.toString();
         entries.forEach((path, e) -> {
-            if (!path.equals("/proc") && !path.startsWith("/proc/") && !path.equals("/dev")
-                    && !path.startsWith("/dev/")) {
-                mounts.add(new Mount(path, e.kind, e.fd));
+            if (e.kind.isBind() && isAtOrBelow(path, root) && !isAtOrBelow(path, ws)) {
+                throw new PolicyViolationException("a grant reaches into the sandbox root, which holds every "
+                        + "workspace and the engine's state; grant paths outside it");
             }
         });
-        return new Plan(prune(mounts), protectedDirs);
+    }
+
+    /**
+     * Pins every bind that lies strictly inside the workspace or a write grant (see {@link #plan}); returns the
+     * directories to open as descriptors, in descriptor order. The workspace root itself is bound by name: its parent
+     * belongs to the engine and no sandbox can see it, let alone change it.
+     */
+    private static List<String> pin(Map<String, Entry> entries, Path workspace, Path pinDir) {
+        List<String> changeable = new ArrayList<>();
+        changeable.add(workspace.toString());
+        entries.forEach((path, e) -> {
+            if (e.kind == Mount.Kind.BIND) {
+                changeable.add(path);
+            }
+        });
+        List<String> dirs = new ArrayList<>();
+        int files = 0;
+        for (String path : new java.util.TreeSet<>(entries.keySet())) {
+            Entry e = entries.get(path);
+            if (!e.kind.isBind() || changeable.stream().noneMatch(r -> path.startsWith(r + "/"))) {
+                continue;
+            }
+            String shown = display(path, workspace);
+            BasicFileAttributes a = attributes(Path.of(path));
+            if (a == null) {
+                throw new PolicyViolationException("'" + shown + "' vanished while the sandbox was planned; "
+                        + "nothing ran (a program running in the same workspace may be changing it)");
+            }
+            if (a.isDirectory()) {
+                if (FIRST_PINNED_FD + dirs.size() > LAST_PINNED_FD) {
+                    throw new PolicyViolationException("more than " + (LAST_PINNED_FD - FIRST_PINNED_FD + 1)
+                            + " read-only or protected directories lie inside writable directories of this run "
+                            + "(read-only stages, grants, .git); the sandbox can pin only that many. Stage fewer "
+                            + "read-only directories, or stage them under one directory");
+                }
+                e.fd = FIRST_PINNED_FD + dirs.size();
+                dirs.add(path);
+            } else if (a.isRegularFile()) {
+                e.source = alias(Path.of(path), pinDir.resolve("pin-" + files++), shown);
+            } else {
+                throw new PolicyViolationException("'" + shown + "' is " + (a.isSymbolicLink()
+                        ? "a symbolic link" : "a special file") + " where the sandbox mounts a file or directory; "
+                        + "refusing to run (remove it, it may have been planted)");
+            }
+        }
+        return dirs;
+    }
+
+    /**
+     * Hard-links {@code file} as {@code alias} without following a link at its name (link(2) never does), then checks
+     * what the alias is: the alias lives in a directory no sandbox can reach, so what it is now it stays until the
+     * mount. Returns the alias's path.
+     */
+    private static String alias(Path file, Path alias, String shown) {
+        try {
+            Files.createDirectories(alias.getParent());
+            Files.createLink(alias, file);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new PolicyViolationException("'" + shown + "' vanished while the sandbox was planned; nothing ran "
+                    + "(a program running in the same workspace may be changing it)");
+        } catch (IOException | UnsupportedOperationException e) {
+            throw new PolicyViolationException("'" + shown + "' cannot be mounted safely (" + e.getClass()
+                    .getSimpleName() + "): a file mounted inside a writable directory must belong to this user and "
+                    + "lie on the file system of the sandbox root (SandboxEngine.Builder.rootDir); nothing ran");
+        }
+        BasicFileAttributes a = attributes(alias);
+        if (a == null || !a.isRegularFile()) {
+            try {
+                Files.deleteIfExists(alias);
+            } catch (IOException ignored) {
+                // The run directory is removed after the run anyway.
+            }
+            throw new PolicyViolationException("'" + shown + "' changed into a link or a special file while the "
+                    + "sandbox was planned; refusing to run (a program running in the same workspace may be swapping "
+                    + "it)");
+        }
+        return alias.toString();
+    }
+
+    private static BasicFileAttributes attributes(Path p) {
+        try {
+            return Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** A path for messages: workspace-relative inside the workspace, else only its last name (no host paths). */
+    private static String display(String path, Path workspace) {
+        String ws = workspace.toString();
+        if (path.startsWith(ws + "/")) {
+            return path.substring(ws.length() + 1);
+        }
+        return Path.of(path).getFileName().toString();
+    }
+
+    private static boolean isAtOrBelow(String path, String root) {
+        return path.equals(root) || path.startsWith(root + "/");
     }
 
     /** True when a host no-access rule covers {@code p} and no grant lies between them. */
@@ -228,7 +352,7 @@ final class SandboxLayout {
         put(entries, cur.toString(), access == FileAccess.NONE ? Entry.none(dir) : Entry.grant(access));
     }
 
-    private static void protect(PermissionProfile profile, Map<String, Entry> entries, List<String> protectedDirs) {
+    private static void protect(PermissionProfile profile, Map<String, Entry> entries) {
         List<String> writeRoots = new ArrayList<>();
         entries.forEach((p, e) -> {
             if (e.kind == Mount.Kind.BIND) {
@@ -246,14 +370,8 @@ final class SandboxLayout {
                     throw new PolicyViolationException("protected metadata '" + name + "' in a writable root is a "
                             + "symbolic link; refusing to run (remove the link, it may have been planted)");
                 }
-                if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)
-                        && FIRST_PROTECTED_FD + protectedDirs.size() <= LAST_PROTECTED_FD) {
-                    int fd = FIRST_PROTECTED_FD + protectedDirs.size();
-                    protectedDirs.add(key);
-                    entries.put(key, new Entry(Mount.Kind.RO_BIND_FD, fd));
-                } else {
-                    entries.put(key, new Entry(Mount.Kind.PROTECT));
-                }
+                // Directory or file, it is pinned like every bind inside a writable root (see pin).
+                entries.put(key, new Entry(Mount.Kind.PROTECT));
             }
         }
     }
@@ -381,15 +499,11 @@ final class SandboxLayout {
 
     private static final class Entry {
         final Mount.Kind kind;
-        final int fd;
+        int fd = -1;
+        String source;
 
         Entry(Mount.Kind kind) {
-            this(kind, -1);
-        }
-
-        Entry(Mount.Kind kind, int fd) {
             this.kind = kind;
-            this.fd = fd;
         }
 
         static Entry none(boolean dir) {

@@ -42,7 +42,7 @@ final class SeatbeltProfile {
     /**
      * Builds the profile.
      *
-     * @param mounts  the run's layout (see {@link SandboxLayout}); RO_BIND/PROTECT/RO_BIND_FD are read-only, BIND
+     * @param mounts  the run's layout (see {@link SandboxLayout}); RO_BIND and PROTECT are read-only, BIND
      *                writable, HIDE_* and SCRATCH hidden
      * @param network the network mode
      */

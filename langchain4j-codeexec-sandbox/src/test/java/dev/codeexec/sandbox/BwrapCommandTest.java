@@ -15,7 +15,7 @@ class BwrapCommandTest {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", "/usr/bin:/bin");
         env.put("HOME", "/sb/ws/home");
-        return new BwrapCommand.Spec("/usr/bin/bwrap", restrict, proc, mounts, 1024, 3, env, "/sb/ws/work",
+        return new BwrapCommand.Spec("/usr/bin/bwrap", restrict, proc, mounts, 1024, 3, 9, env, "/sb/ws/work",
                 List.of("python3", "-c", "print(1)"));
     }
 
@@ -25,16 +25,20 @@ class BwrapCommandTest {
             Mount.of("/", Mount.Kind.RO_BIND),
             Mount.of("/sb", Mount.Kind.HIDE_DIR),
             Mount.of("/etc/shadow", Mount.Kind.HIDE_FILE),
-            new Mount("/sb/ws/.git", Mount.Kind.RO_BIND_FD, 4),
+            Mount.pinned("/sb/ws/.git", Mount.Kind.PROTECT, 4),
+            Mount.aliased("/sb/ws/.codeexec", Mount.Kind.PROTECT, "/sb/state/runs/r1/pin-0"),
+            Mount.pinned("/sb/ws/skills/demo", Mount.Kind.RO_BIND, 5),
+            Mount.pinned("/sb/ws/work/out", Mount.Kind.BIND, 6),
             Mount.of("/tmp", Mount.Kind.SCRATCH),
             Mount.of("/root/project", Mount.Kind.RO_BIND));
 
     @Test
     void should_start_with_namespaces_capability_drop_and_session() {
         List<String> argv = BwrapCommand.argv(spec(true, ProcMode.FRESH, LAYOUT));
-        assertThat(argv.subList(0, 16)).containsExactly("/usr/bin/bwrap", "--unshare-user", "--disable-userns",
+        assertThat(argv.subList(0, 18)).containsExactly("/usr/bin/bwrap", "--unshare-user", "--disable-userns",
                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
-                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/");
+                "--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--json-status-fd", "9", "--ro-bind", "/");
         assertThat(BwrapCommand.argv(spec(false, ProcMode.FRESH, LAYOUT))).doesNotContain("--unshare-net")
                 .contains("--new-session", "--die-with-parent", "--cap-drop");
     }
@@ -47,15 +51,28 @@ class BwrapCommandTest {
             switch (argv.get(i)) {
                 case "--ro-bind", "--bind" -> targets.add(argv.get(i) + " " + argv.get(i + 2));
                 case "--tmpfs", "--dev", "--proc" -> targets.add(argv.get(i) + " " + argv.get(i + 1));
-                case "--ro-bind-fd" -> targets.add(argv.get(i) + " " + argv.get(i + 1) + " " + argv.get(i + 2));
+                case "--ro-bind-fd", "--bind-fd" -> targets.add(argv.get(i) + " " + argv.get(i + 1) + " "
+                        + argv.get(i + 2));
                 default -> {
                 }
             }
         }
         assertThat(targets).containsExactly("--ro-bind /", "--dev /dev", "--proc /proc", "--tmpfs /root",
                 "--tmpfs /sb", "--tmpfs /tmp", "--ro-bind /root/project", "--bind /sb/ws", "--ro-bind /etc/shadow",
-                "--ro-bind-fd 4 /sb/ws/.git");
+                "--ro-bind /sb/ws/.codeexec", "--ro-bind-fd 4 /sb/ws/.git", "--ro-bind-fd 5 /sb/ws/skills/demo",
+                "--bind-fd 6 /sb/ws/work/out");
         assertThat(String.join(" ", argv)).contains("--ro-bind /dev/null /etc/shadow");
+    }
+
+    @Test
+    void should_never_bind_a_pinned_path_by_its_name() {
+        String line = String.join(" ", BwrapCommand.argv(spec(true, ProcMode.FRESH, LAYOUT)));
+        // A pinned file is bound from its private link, a pinned directory from its verified descriptor: the
+        // workspace names (which a concurrent program may swap for links) are only destinations.
+        assertThat(line).contains("--ro-bind /sb/state/runs/r1/pin-0 /sb/ws/.codeexec")
+                .doesNotContain("--ro-bind /sb/ws/.codeexec /sb/ws/.codeexec")
+                .doesNotContain("--ro-bind /sb/ws/.git /sb/ws/.git")
+                .doesNotContain("--bind /sb/ws/work/out /sb/ws/work/out");
     }
 
     @Test
@@ -95,9 +112,10 @@ class BwrapCommandTest {
 
     @Test
     void should_only_add_pid_namespace_when_sandbox_is_off() {
-        List<String> argv = BwrapCommand.unsandboxedArgv("/usr/bin/bwrap", Map.of("A", "1"), "/w", List.of("true"));
+        List<String> argv = BwrapCommand.unsandboxedArgv("/usr/bin/bwrap", 9, Map.of("A", "1"), "/w",
+                List.of("true"));
         assertThat(argv).containsExactly("/usr/bin/bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--proc",
-                "/proc", "--die-with-parent", "--new-session", "--clearenv", "--setenv", "A", "1", "--chdir", "/w",
-                "--", "true");
+                "/proc", "--die-with-parent", "--new-session", "--json-status-fd", "9", "--clearenv", "--setenv", "A",
+                "1", "--chdir", "/w", "--", "true");
     }
 }

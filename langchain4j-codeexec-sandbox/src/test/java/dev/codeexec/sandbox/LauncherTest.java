@@ -25,11 +25,23 @@ class LauncherTest {
                 1 << 16, null));
     }
 
+    private String status() throws IOException {
+        Path s = tmp.resolve("status");
+        return Files.exists(s) ? Files.readString(s) : "";
+    }
+
+    private Launcher.Spec spec(List<String> cgroups, List<String> pinned, String seccomp, boolean reportStarted,
+                               List<String> command) {
+        return new Launcher.Spec("/bin/sh", tmp.resolve("status").toString(), cgroups, null, null, null, pinned,
+                seccomp, reportStarted, command);
+    }
+
     @Test
     void should_join_cgroups_set_rlimits_and_exec_the_command() throws IOException {
         Path procs = tmp.resolve("cgroup.procs");
         Files.writeString(procs, "");
-        RunResult r = launch(new Launcher.Spec("/bin/sh", List.of(procs.toString()), 7L, 2048L, 64, List.of(), null,
+        RunResult r = launch(new Launcher.Spec("/bin/sh", tmp.resolve("status").toString(),
+                List.of(procs.toString()), 7L, 2048L, 64, List.of(), null, false,
                 List.of("/bin/sh", "-c", "echo $$; ulimit -t; ulimit -f; ulimit -n; ulimit -H -n")));
         assertThat(r.exitCode()).as(r.stderr()).isZero();
         String[] lines = r.stdout().split("\n");
@@ -39,40 +51,54 @@ class LauncherTest {
     }
 
     @Test
-    void should_hand_verified_directories_and_seccomp_file_as_descriptors() throws IOException {
+    void should_hand_verified_directories_seccomp_file_and_status_as_descriptors() throws IOException {
         Path dir = Files.createDirectories(tmp.resolve("repo/.git")).toRealPath();
+        Path skills = Files.createDirectories(tmp.resolve("repo/skills")).toRealPath();
         Path bpf = Files.writeString(tmp.resolve("f.bpf"), "x");
-        RunResult r = launch(new Launcher.Spec("/bin/sh", List.of(), null, null, null, List.of(dir.toString()),
-                bpf.toString(), List.of("/bin/sh", "-c", "readlink /proc/self/fd/3; readlink /proc/self/fd/4")));
-        assertThat(r.stdout()).isEqualTo(bpf.toRealPath() + "\n" + dir + "\n");
+        RunResult r = launch(spec(List.of(), List.of(dir.toString(), skills.toString()), bpf.toString(), false,
+                List.of("/bin/sh", "-c", "for fd in 3 4 5 9; do readlink /proc/self/fd/$fd; done")));
+        assertThat(r.stdout()).isEqualTo(bpf.toRealPath() + "\n" + dir + "\n" + skills + "\n"
+                + tmp.toRealPath().resolve("status") + "\n");
     }
 
     @Test
-    void should_fail_setup_when_a_protected_directory_became_a_link() throws IOException {
+    void should_report_the_start_and_close_the_status_descriptor_when_the_command_is_not_bubblewrap()
+            throws IOException {
+        RunResult r = launch(spec(List.of(), List.of(), null, true,
+                List.of("/bin/sh", "-c", "echo forged >&9 2>/dev/null || echo closed; ls /proc/self/fd")));
+        assertThat(status()).isEqualTo(Launcher.STARTED + "\n");
+        assertThat(r.stdout()).startsWith("closed\n").doesNotContain("\n9\n");
+    }
+
+    @Test
+    void should_fail_setup_in_the_status_file_when_a_pinned_directory_became_a_link() throws IOException {
         Path target = Files.createDirectories(tmp.resolve("elsewhere")).toRealPath();
         Path link = Files.createSymbolicLink(tmp.toRealPath().resolve("dotgit"), target);
-        RunResult r = launch(new Launcher.Spec("/bin/sh", List.of(), null, null, null, List.of(link.toString()), null,
-                List.of("/bin/echo", "ran")));
+        RunResult r = launch(spec(List.of(), List.of(link.toString()), null, true, List.of("/bin/echo", "ran")));
         assertThat(r.exitCode()).isEqualTo(Launcher.SETUP_FAILED);
-        assertThat(r.stderr()).startsWith(Launcher.SETUP_PREFIX).contains("protected path changed");
+        assertThat(status()).startsWith(Launcher.FAILED + " " + Launcher.CHANGED + " ").contains("changed");
         assertThat(r.stdout()).doesNotContain("ran");
+        // The failure is reported out of band: nothing on the program's streams.
+        assertThat(r.stderr()).isEmpty();
     }
 
     @Test
-    void should_fail_setup_when_cgroup_or_seccomp_file_is_unusable() {
-        RunResult cg = launch(new Launcher.Spec("/bin/sh", List.of(tmp.resolve("no/such/cgroup.procs").toString()),
-                null, null, null, List.of(), null, List.of("/bin/echo", "ran")));
+    void should_fail_setup_when_cgroup_or_seccomp_file_is_unusable() throws IOException {
+        RunResult cg = launch(spec(List.of(tmp.resolve("no/such/cgroup.procs").toString()), List.of(), null, true,
+                List.of("/bin/echo", "ran")));
         assertThat(cg.exitCode()).isEqualTo(Launcher.SETUP_FAILED);
-        assertThat(cg.stderr()).contains("cgroup");
-        RunResult sc = launch(new Launcher.Spec("/bin/sh", List.of(), null, null, null, List.of(),
-                tmp.resolve("missing.bpf").toString(), List.of("/bin/echo", "ran")));
+        assertThat(status()).startsWith(Launcher.FAILED + " cgroup ");
+        Files.delete(tmp.resolve("status"));
+        RunResult sc = launch(spec(List.of(), List.of(), tmp.resolve("missing.bpf").toString(), true,
+                List.of("/bin/echo", "ran")));
         assertThat(sc.exitCode()).isEqualTo(Launcher.SETUP_FAILED);
-        assertThat(sc.stderr()).contains("seccomp");
+        assertThat(status()).startsWith(Launcher.FAILED + " seccomp ");
+        assertThat(cg.stdout() + sc.stdout()).doesNotContain("ran");
     }
 
     @Test
     void should_pass_hostile_arguments_as_data() {
-        RunResult r = launch(new Launcher.Spec("/bin/sh", List.of(), null, null, null, List.of(), null,
+        RunResult r = launch(spec(List.of(), List.of(), null, false,
                 List.of("/usr/bin/printf", "%s|", "$(id)", "`id`", "; echo pwned", "'")));
         assertThat(r.stdout()).isEqualTo("$(id)|`id`|; echo pwned|'|");
     }

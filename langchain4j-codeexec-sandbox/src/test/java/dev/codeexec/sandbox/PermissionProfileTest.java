@@ -77,6 +77,27 @@ class PermissionProfileTest {
     }
 
     @Test
+    void should_treat_braces_as_glob_syntax_like_every_other_glob_of_the_library() {
+        // An alternation is a glob (WorkspaceGlob, the one syntax): as an exact path it would hide nothing.
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessPaths("work/{a,b}"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("glob")
+                .hasMessageContaining("withNoAccessGlobs");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withReadPaths("/srv/{a,b}"))
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("glob");
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withProtectedMetadata(".{git,hg}"))
+                .isInstanceOf(InvalidSpecException.class);
+        assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessGlobs("work/{a,b"))
+                .isInstanceOf(InvalidSpecException.class);
+        // Positive control: the same pattern is a no-access glob, matching both names.
+        PermissionProfile p = PermissionProfile.workspaceWrite().withNoAccessGlobs("work/{a,b}");
+        assertThat(p.noAccessGlobs()).containsExactly("work/{a,b}");
+        AccessDecision d = new AccessDecision(p);
+        assertThat(d.canRead("work/a")).isFalse();
+        assertThat(d.canRead("work/b")).isFalse();
+        assertThat(d.canRead("work/c")).isTrue();
+    }
+
+    @Test
     void should_refuse_contradictory_rules() {
         String dir = tmp.toString();
         assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withNoAccessPaths(dir).withReadPaths(dir))

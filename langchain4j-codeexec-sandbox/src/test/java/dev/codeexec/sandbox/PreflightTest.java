@@ -86,6 +86,17 @@ class PreflightTest {
     }
 
     @Test
+    void should_refuse_a_bubblewrap_that_cannot_bind_verified_descriptors() throws IOException {
+        SandboxTesting.requireSandbox();
+        // Upstream 0.8.0 has no --ro-bind-fd: every run would bind workspace paths by name, which a concurrent
+        // program can redirect. The preflight refuses it instead of the first run with a .git directory.
+        Path bwrap = fakeBwrap("no-bind-fd", "for a in \"$@\"; do if [ \"$a\" = --ro-bind-fd ]; then "
+                + "echo 'bwrap: Unknown option --ro-bind-fd' >&2; exit 1; fi; done\nexec /usr/bin/bwrap \"$@\"");
+        assertThatThrownBy(() -> engineWith(bwrap).build()).isInstanceOf(BackendUnavailableException.class)
+                .hasMessageContaining("--ro-bind-fd").hasMessageContaining("0.10.0 or newer");
+    }
+
+    @Test
     void should_not_cache_a_transient_failure() throws IOException {
         Preflight.probeTimeout = Duration.ofMillis(500);
         Path bwrap = fakeBwrap("slow", "sleep 5");
@@ -119,7 +130,8 @@ class PreflightTest {
             "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged "
                     + "user namespaces. | User namespaces",
             "bwrap: setting up uid map: Permission denied | User namespaces",
-            "bwrap: Unknown option --disable-userns | 0.8.0 or newer",
+            "bwrap: Unknown option --disable-userns | --ro-bind-fd",
+            "bwrap: Unknown option --ro-bind-fd | 0.10.0 or newer",
             "bwrap: prctl(PR_SET_SECCOMP): Invalid argument | seccomp",
             "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted | loopback",
             "bwrap: Failed to make / slave: Permission denied | Mounts are not permitted",

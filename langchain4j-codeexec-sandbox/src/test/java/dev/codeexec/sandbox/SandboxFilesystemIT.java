@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.codeexec.artifact.FileSystemArtifactService;
+import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunResult;
@@ -263,6 +266,31 @@ class SandboxFilesystemIT {
         assertThat(withGrant.stdout()).contains("granted-content").contains("w ok");
         RunResult without = python(engine, ws, code);
         assertThat(without.stdout()).doesNotContain("granted-content");
+    }
+
+    @Test
+    void should_hide_the_file_artifact_store_from_programs() throws IOException {
+        // The store lies outside /tmp (which every sandbox replaces), where the read-only host would show it.
+        Path store = Path.of("target", "it-artifacts-" + UUID.randomUUID()).toAbsolutePath();
+        planted.add(store);
+        FileSystemArtifactService artifacts = FileSystemArtifactService.at(store);
+        artifacts.save("alice-salary.csv", ("alice," + secret + "\n").getBytes(StandardCharsets.UTF_8), "text/csv");
+        try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("root2")).artifactService(artifacts)
+                .build()) {
+            Workspace bob = e.manager().createWorkspace("bob", WorkspacePolicy.DEFAULT);
+            RunResult r = sh(e, bob, "find '" + artifacts.root() + "' -type f 2>&1; cat '" + artifacts.root()
+                    + "/alice-salary.csv/@versions/v1.bin' 2>&1; echo end");
+            assertThat(r.stdout()).doesNotContain(secret).doesNotContain("v1.bin\n").endsWith("end\n");
+            assertThat(e.profile().rules()).contains(new PermissionProfile.PathRule(artifacts.root().toString(),
+                    FileAccess.NONE));
+            // Positive control: the artifact reaches a program through the engine's file operations.
+            e.fs().stageInputs(bob, List.of(InputSpec.of("artifact://alice-salary.csv", "work/in.csv")));
+            assertThat(sh(e, bob, "cat in.csv").stdout()).contains(secret);
+        }
+        // A profile that grants the store's root contradicts hiding it: refused before anything runs.
+        assertThatThrownBy(() -> SandboxEngine.builder().rootDir(tmp.resolve("root3")).artifactService(artifacts)
+                .profile(PermissionProfile.workspaceWrite().withReadPaths(artifacts.root().toString())).build())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("artifact store");
     }
 
     private Path plant(Path file, String content) throws IOException {

@@ -22,6 +22,7 @@ class SandboxLayoutTest {
     private Path root;
     private Path ws;
     private Path home;
+    private Path pins;
 
     @BeforeEach
     void setUp() throws IOException {
@@ -29,11 +30,15 @@ class SandboxLayoutTest {
         ws = Files.createDirectories(root.resolve("workspaces/ws-1"));
         Files.createDirectories(ws.resolve("work"));
         home = Files.createDirectories(tmp.resolve("home/alice")).toRealPath();
+        pins = root.resolve("state/runs/r1");
+    }
+
+    private SandboxLayout.Plan layout(PermissionProfile p) {
+        return SandboxLayout.plan(p, ws, root, List.of(home), pins);
     }
 
     private Map<String, Mount> plan(PermissionProfile p) {
-        return SandboxLayout.plan(p, ws, root, List.of(home)).mounts().stream()
-                .collect(Collectors.toMap(Mount::path, m -> m));
+        return layout(p).mounts().stream().collect(Collectors.toMap(Mount::path, m -> m));
     }
 
     @Test
@@ -62,10 +67,87 @@ class SandboxLayoutTest {
     @Test
     void should_protect_existing_git_directory_through_a_verified_descriptor() throws IOException {
         Files.createDirectories(ws.resolve(".git/hooks"));
-        SandboxLayout.Plan plan = SandboxLayout.plan(PermissionProfile.workspaceWrite(), ws, root, List.of());
-        assertThat(plan.protectedDirs()).containsExactly(ws.resolve(".git").toString());
-        assertThat(plan.mounts()).contains(new Mount(ws.resolve(".git").toString(), Mount.Kind.RO_BIND_FD, 4));
+        SandboxLayout.Plan plan = layout(PermissionProfile.workspaceWrite());
+        assertThat(plan.pinnedDirs()).containsExactly(ws.resolve(".git").toString());
+        assertThat(plan.mounts()).contains(Mount.pinned(ws.resolve(".git").toString(), Mount.Kind.PROTECT, 4));
         assertThat(plan(PermissionProfile.readOnly())).doesNotContainKey(ws.resolve(".git").toString());
+    }
+
+    @Test
+    void should_bind_a_protected_file_from_a_private_hard_link_never_by_its_name() throws IOException {
+        Path gitFile = Files.writeString(ws.resolve(".git"), "gitdir: /elsewhere\n");
+        Mount m = plan(PermissionProfile.workspaceWrite()).get(gitFile.toString());
+        assertThat(m.kind()).isEqualTo(Mount.Kind.PROTECT);
+        assertThat(m.fd()).isEqualTo(-1);
+        Path alias = Path.of(m.source());
+        assertThat(alias.getParent()).isEqualTo(pins);
+        // The very file that was planned: swapping the workspace name afterwards cannot change what is mounted.
+        assertThat(Files.isSameFile(alias, gitFile)).isTrue();
+        Files.delete(gitFile);
+        Files.createSymbolicLink(gitFile, Path.of("../../../../etc/shadow"));
+        assertThat(Files.readString(alias)).isEqualTo("gitdir: /elsewhere\n");
+    }
+
+    @Test
+    void should_refuse_special_files_where_a_protected_name_is_mounted() throws Exception {
+        Process mkfifo = new ProcessBuilder("mkfifo", ws.resolve(".git").toString()).start();
+        assertThat(mkfifo.waitFor()).isZero();
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite()))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining(".git")
+                .hasMessageContaining("special file");
+    }
+
+    @Test
+    void should_pin_read_only_paths_inside_writable_roots_and_nothing_outside() throws IOException {
+        Files.createDirectories(ws.resolve("skills/demo"));
+        Files.writeString(ws.resolve("work/config.json"), "{}");
+        Path out = Files.createDirectories(tmp.resolve("results")).toRealPath();
+        Path ref = Files.createDirectories(out.resolve("reference"));
+        Path data = Files.createDirectories(tmp.resolve("data")).toRealPath();
+        SandboxLayout.Plan plan = layout(PermissionProfile.workspaceWrite().withReadPaths("skills/demo",
+                "work/config.json", data.toString(), ref.toString()).withWritePaths(out.toString()));
+        Map<String, Mount> m = plan.mounts().stream().collect(Collectors.toMap(Mount::path, x -> x));
+        // Inside the workspace or a write grant: bound from a descriptor (directories) or a private link (files).
+        assertThat(plan.pinnedDirs()).containsExactly(ref.toString(), ws.resolve("skills/demo").toString());
+        assertThat(m.get(ref.toString()).fd()).isEqualTo(4);
+        assertThat(m.get(ws.resolve("skills/demo").toString()).fd()).isEqualTo(5);
+        assertThat(m.get(ws.resolve("work/config.json").toString()).source()).startsWith(pins.toString());
+        // Positive control: roots and grants outside writable directories are bound by name, as before.
+        for (Path p : List.of(ws, out, data)) {
+            assertThat(m.get(p.toString()).fd()).isEqualTo(-1);
+            assertThat(m.get(p.toString()).source()).isNull();
+        }
+        // A path-based sandbox (no pin directory) pins nothing.
+        assertThat(SandboxLayout.plan(PermissionProfile.workspaceWrite().withReadPaths("skills/demo"), ws, root,
+                List.of(), null).pinnedDirs()).isEmpty();
+    }
+
+    @Test
+    void should_refuse_more_pinned_directories_than_the_launcher_has_descriptors() throws IOException {
+        PermissionProfile p = PermissionProfile.workspaceWrite();
+        for (int i = 0; i < 5; i++) {
+            Files.createDirectories(ws.resolve("skills/s" + i));
+            p = p.withReadPaths("skills/s" + i);
+        }
+        assertThat(layout(p).pinnedDirs()).hasSize(5);
+        Files.createDirectories(ws.resolve("skills/s5"));
+        PermissionProfile six = p.withReadPaths("skills/s5");
+        assertThatThrownBy(() -> layout(six)).isInstanceOf(PolicyViolationException.class)
+                .hasMessageContaining("more than 5");
+    }
+
+    @Test
+    void should_refuse_grants_that_reach_into_the_sandbox_root() throws IOException {
+        Path other = Files.createDirectories(root.resolve("workspaces/ws-2/work"));
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite().withReadPaths(other.toString())))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("sandbox root")
+                .hasMessageNotContaining(root.toString());
+        Path link = Files.createSymbolicLink(tmp.resolve("innocent"), root.resolve("workspaces"));
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite().withReadPaths(link.toString())))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("sandbox root");
+        // Positive control: the run's own workspace, named by its absolute path, is fine.
+        assertThat(plan(PermissionProfile.workspaceWrite().withReadPaths(ws.resolve("work").toString())))
+                .containsKey(ws.resolve("work").toString());
     }
 
     @Test
@@ -103,13 +185,13 @@ class SandboxLayoutTest {
         assertThat(m.get(ws.resolve("work/a/secrets").toString()).kind()).isEqualTo(Mount.Kind.HIDE_DIR);
         assertThat(m).doesNotContainKey(ws.resolve("work/a/secrets/deep/.env").toString());
         // /root/.ssh under the hidden /root is not mounted twice.
-        assertThat(SandboxLayout.plan(PermissionProfile.workspaceWrite(), ws, root, List.of(Path.of("/root")))
+        assertThat(SandboxLayout.plan(PermissionProfile.workspaceWrite(), ws, root, List.of(Path.of("/root")), pins)
                 .mounts()).noneMatch(x -> x.path().equals("/root/.ssh"));
     }
 
     @Test
     void should_answer_visibility_from_the_deepest_operation() {
-        SandboxLayout.Plan plan = SandboxLayout.plan(PermissionProfile.workspaceWrite(), ws, root, List.of());
+        SandboxLayout.Plan plan = layout(PermissionProfile.workspaceWrite());
         assertThat(plan.visible("/usr/bin/python3")).isTrue();
         assertThat(plan.visible("/root/.pyenv/shims/python3")).isFalse();
         assertThat(plan.visible(root.resolve("workspaces/other/x").toString())).isFalse();

@@ -15,7 +15,7 @@ class SeatbeltProfileTest {
                 Mount.of("/Users/me/.ssh", Mount.Kind.HIDE_DIR),
                 Mount.of("/private/var/folders/x/sandbox", Mount.Kind.HIDE_DIR),
                 Mount.of(WS, Mount.Kind.BIND),
-                new Mount(WS + "/.git", Mount.Kind.RO_BIND_FD, 4),
+                Mount.of(WS + "/.git", Mount.Kind.PROTECT),
                 Mount.of(WS + "/work/.env", Mount.Kind.HIDE_FILE),
                 Mount.of("/private/tmp", Mount.Kind.SCRATCH),
                 Mount.of(EVIL, Mount.Kind.RO_BIND));

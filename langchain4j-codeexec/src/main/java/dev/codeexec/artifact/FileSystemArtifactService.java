@@ -356,6 +356,14 @@ public final class FileSystemArtifactService implements ArtifactService {
         }
     }
 
+    /**
+     * The root directory, as a real path (links resolved), so that a sandbox can hide it. <b>Warning</b>: a host path;
+     * never show it to a model.
+     */
+    public Path root() {
+        return root;
+    }
+
     @Override
     public String toString() {
         return "FileSystemArtifactService"; // no root path: this string may reach logs a model reads

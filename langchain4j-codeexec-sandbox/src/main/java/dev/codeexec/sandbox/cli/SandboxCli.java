@@ -9,6 +9,7 @@ import dev.codeexec.sandbox.NetworkMode;
 import dev.codeexec.sandbox.PermissionProfile;
 import dev.codeexec.sandbox.SandboxEngine;
 import dev.codeexec.sandbox.ShellEnvironmentPolicy;
+import dev.codeexec.workspace.WorkspaceGlob;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -187,8 +188,9 @@ public final class SandboxCli {
             p = p.withWritePaths(write.toArray(String[]::new));
         }
         for (String d : deny) {
-            boolean glob = d.indexOf('*') >= 0 || d.indexOf('?') >= 0 || d.indexOf('[') >= 0;
-            p = glob ? p.withNoAccessGlobs(d) : p.withNoAccessPaths(d.startsWith("~/") ? d : hostPath(d, cwd));
+            // The one glob syntax (WorkspaceGlob): '*', '?', '[' and '{' make a workspace glob.
+            p = WorkspaceGlob.isGlob(d) ? p.withNoAccessGlobs(d)
+                    : p.withNoAccessPaths(d.startsWith("~/") ? d : hostPath(d, cwd));
         }
         return new Options(p, env.build(), workspace, timeout, command);
     }
