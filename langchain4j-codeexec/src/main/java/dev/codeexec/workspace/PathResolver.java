@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -103,9 +104,10 @@ public final class PathResolver {
         String[] parts = norm.split("/");
         for (int i = 0; i < parts.length; i++) {
             Path next = cur.resolve(parts[i]);
-            if (Files.isSymbolicLink(next)) {
+            BasicFileAttributes attrs = lstat(next);
+            if (attrs != null && attrs.isSymbolicLink()) {
                 cur = followLink(next, norm);
-            } else if (Files.exists(next, LinkOption.NOFOLLOW_LINKS)) {
+            } else if (attrs != null) {
                 cur = next;
             } else {
                 // Nothing below a missing component exists, so the rest cannot contain links.
@@ -179,20 +181,29 @@ public final class PathResolver {
         }
         for (String part : norm.split("/")) {
             Path next = cur.resolve(part);
-            if (Files.isSymbolicLink(next)) {
-                next = followLink(next, norm);
-            } else if (!Files.exists(next, LinkOption.NOFOLLOW_LINKS)) {
+            // The common case, a new run directory, costs no exception: the file API reports a missing path with
+            // one, so a cheap check that follows links comes first. A dangling link looks missing to it, but then
+            // creating fails, and the link is checked below.
+            BasicFileAttributes attrs = next.toFile().exists() ? lstat(next) : null;
+            if (attrs == null) {
                 try {
                     Files.createDirectory(next);
+                    cur = next;
+                    continue;
                 } catch (FileAlreadyExistsException raced) {
-                    // Created concurrently: checked again below.
+                    attrs = lstat(next);
                 } catch (IOException e) {
                     throw new InvalidSpecException("cannot create directory '" + norm + "': "
                             + e.getClass().getSimpleName());
                 }
-                if (Files.isSymbolicLink(next)) {
-                    next = followLink(next, norm);
+                if (attrs == null) {
+                    throw new InvalidSpecException("cannot create directory '" + norm + "': it is being changed");
                 }
+            }
+            if (attrs.isSymbolicLink()) {
+                next = followLink(next, norm);
+            } else if (!attrs.isDirectory()) {
+                throw new InvalidSpecException("'" + relativize(next) + "' is not a directory");
             }
             if (!Files.isDirectory(next, LinkOption.NOFOLLOW_LINKS)) {
                 throw new InvalidSpecException("'" + relativize(next) + "' is not a directory");
@@ -200,6 +211,15 @@ public final class PathResolver {
             cur = next;
         }
         return cur;
+    }
+
+    /** The attributes of a path itself (not following a link), or null when nothing is there. */
+    private static BasicFileAttributes lstat(Path p) {
+        try {
+            return Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     /** The workspace-relative form of a host path inside the workspace ({@code "."} for the root). */
