@@ -27,6 +27,7 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.process.BoundedOutput;
 import dev.codeexec.process.HostLaunch;
 import dev.codeexec.process.HostProcesses;
+import dev.codeexec.process.TrackedSession;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
 import dev.codeexec.workspace.PathResolver;
@@ -375,9 +376,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             p.release();
             throw e;
         }
-        SandboxSession tracked = new SandboxSession(s, sessions, p::release);
-        sessions.add(tracked);
-        return tracked;
+        return TrackedSession.track(s, sessions, p::release);
     }
 
     /** A launch ready to start, the cgroups and the private run directory to release after it. */

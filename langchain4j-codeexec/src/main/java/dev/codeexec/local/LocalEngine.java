@@ -21,6 +21,7 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.process.BoundedOutput;
 import dev.codeexec.process.HostLaunch;
 import dev.codeexec.process.HostProcesses;
+import dev.codeexec.process.TrackedSession;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
 import dev.codeexec.workspace.PathResolver;
@@ -186,9 +187,8 @@ public final class LocalEngine implements Engine, CodeExecutor {
     }
 
     private ProgramSession startSession(Workspace ws, RunProgramSpec spec) {
-        ProgramSession s = HostProcesses.start(prepare(ws, spec), UUID.randomUUID().toString());
-        sessions.add(s);
-        return new TrackedSession(s, sessions);
+        return TrackedSession.track(HostProcesses.start(prepare(ws, spec), UUID.randomUUID().toString()), sessions,
+                null);
     }
 
     private HostLaunch prepare(Workspace ws, RunProgramSpec spec) {

@@ -1,4 +1,4 @@
-package dev.codeexec.sandbox;
+package dev.codeexec.process;
 
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
@@ -7,18 +7,32 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** A session that leaves the engine's live set and releases its control groups when closed. */
-final class SandboxSession implements ProgramSession {
+/**
+ * A session an engine keeps in its set of live sessions, so that closing the engine closes it: closing the session
+ * leaves the set and runs the engine's release action (control groups, private files) exactly once.
+ */
+public final class TrackedSession implements ProgramSession {
 
     private final ProgramSession delegate;
     private final Set<ProgramSession> live;
     private final Runnable release;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    SandboxSession(ProgramSession delegate, Set<ProgramSession> live, Runnable release) {
+    private TrackedSession(ProgramSession delegate, Set<ProgramSession> live, Runnable release) {
         this.delegate = delegate;
         this.live = live;
         this.release = release;
+    }
+
+    /**
+     * Wraps {@code delegate}, adds the wrapper to {@code live} and returns it.
+     *
+     * @param release run once when the session is closed, after the program is gone; null for nothing
+     */
+    public static ProgramSession track(ProgramSession delegate, Set<ProgramSession> live, Runnable release) {
+        TrackedSession s = new TrackedSession(delegate, live, release == null ? () -> { } : release);
+        live.add(s);
+        return s;
     }
 
     @Override
