@@ -3,6 +3,7 @@ package dev.codeexec.samples;
 import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PutFile;
@@ -11,12 +12,15 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.local.LocalEngine;
+import dev.codeexec.sandbox.SandboxEngine;
 import java.time.Duration;
 import java.util.List;
 
 /**
  * The quick-start sample: one workspace, an input file, a Python block that analyses it, the collected output,
- * and two refusals (a timeout that kills a process tree, a path that leaves the workspace). Offline; no API key.
+ * and refusals (a timeout that kills a process tree, a path that leaves the workspace, a host secret the sandbox
+ * hides). It runs in the bubblewrap sandbox where the host has it, else on the local engine, and says which.
+ * Offline; no API key.
  */
 public final class QuickStart {
 
@@ -45,7 +49,7 @@ public final class QuickStart {
     }
 
     public static void main(String[] args) {
-        try (Engine engine = LocalEngine.create()) {
+        try (Engine engine = chooseEngine()) {
             Workspace ws = engine.manager().createWorkspace("quick-start", WorkspacePolicy.DEFAULT);
             engine.fs().putFiles(ws, List.of(PutFile.of("work/inputs/sales.csv", SALES)));
 
@@ -66,7 +70,25 @@ public final class QuickStart {
             } catch (PathEscapeException e) {
                 System.out.println("refused: " + e.getMessage());
             }
+            System.out.println("\n== The program itself cannot read host secrets (in the sandbox) ==");
+            RunResult secret = engine.runner().runProgram(ws, RunProgramSpec.builder("cat").args("/etc/shadow")
+                    .build());
+            String shown = (secret.stdout() + secret.stderr()).strip();
+            System.out.printf("exit %d: %s%n", secret.exitCode(), shown.length() > 60 ? shown.substring(0, 60) + "..."
+                    : shown);
+
             System.out.println("\nEngine: " + engine.name() + ", " + engine.describe());
+        }
+    }
+
+    /** The sandbox where bubblewrap works on this host; otherwise the local engine, which is no isolation. */
+    private static Engine chooseEngine() {
+        try {
+            return SandboxEngine.create();
+        } catch (CodeExecException e) {
+            System.out.println("(sandbox unavailable here, using LocalEngine, which is NOT a sandbox: "
+                    + e.getMessage().lines().findFirst().orElse("") + ")\n");
+            return LocalEngine.create();
         }
     }
 }
