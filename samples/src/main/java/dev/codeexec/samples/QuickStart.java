@@ -5,6 +5,7 @@ import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
@@ -45,6 +46,14 @@ public final class QuickStart {
             print(report)
             """;
 
+    private static final String ANALYSIS_SH = """
+            awk -F, 'NR > 1 { t[$1] += $3 * $4 } END { for (r in t) printf "| %s | %.2f |\\n", r, t[r] }' \\
+                inputs/sales.csv | sort -t'|' -k3 -rn > ../out/rows.txt
+            { printf '| region | revenue |\\n|---|---|\\n'; cat ../out/rows.txt; } > "$OUTPUT_DIR/revenue.md"
+            rm ../out/rows.txt
+            cat "$OUTPUT_DIR/revenue.md"
+            """;
+
     private QuickStart() {
     }
 
@@ -54,8 +63,14 @@ public final class QuickStart {
             engine.fs().putFiles(ws, List.of(PutFile.of("work/inputs/sales.csv", SALES)));
 
             System.out.println("== A Python block analyses work/inputs/sales.csv ==");
-            CodeExecutionResult result = engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("python",
-                    ANALYSIS)));
+            CodeExecutionResult result;
+            try {
+                result = engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("python", ANALYSIS)));
+            } catch (InvalidSpecException noPython) {
+                // A machine without python3 (a minimal Debian, say): the same analysis as a shell block.
+                System.out.println("(" + noPython.getMessage() + "; running the shell version instead)");
+                result = engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("bash", ANALYSIS_SH)));
+            }
             System.out.println(result.toText());
 
             System.out.println("\n== A runaway program tree is killed at its timeout ==");
