@@ -126,6 +126,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final String shell;
     private final WorkspaceRegistry codeWorkspaces;
     private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
+    private final WorkspaceGates gates = new WorkspaceGates();
     /** The seccomp program files, written once per engine into its private state directory. */
     private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
     /**
@@ -180,7 +181,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
         this.artifacts = b.artifacts;
         this.access = new AccessDecision(profile);
-        this.fs = new SandboxWorkspaceFS(HostWorkspaceFS.builder().hostPaths(manager::hostPath)
+        this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
                 .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
 
         try {
@@ -258,8 +259,15 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
             @Override
             public void cleanup(Workspace workspace) {
-                fs.forget(workspace);
-                manager.cleanup(workspace);
+                // No program of the workspace may run while its tree is deleted by name.
+                for (ProgramSession s : gates.sessions(workspace)) {
+                    s.close();
+                }
+                gates.exclusiveRun(workspace, () -> {
+                    fs.forget(workspace);
+                    manager.cleanup(workspace);
+                });
+                gates.forget(workspace);
             }
         };
     }
@@ -325,12 +333,14 @@ public final class SandboxEngine implements Engine, CodeExecutor {
      * @throws BackendUnavailableException    when the sandbox could not be set up
      */
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
-        try {
-            return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
-        } finally {
-            p.release();
-        }
+        return gates.exclusive(ws, () -> {
+            Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
+            try {
+                return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
+            } finally {
+                p.release();
+            }
+        });
     }
 
     /** Runs {@code task} on a launcher thread and waits; an interrupt of the caller is passed on (the run is killed). */
@@ -368,15 +378,17 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     }
 
     private ProgramSession startSession(Workspace ws, RunProgramSpec spec) {
-        Prepared p = prepare(ws, spec, AdditionalPermissions.NONE);
-        ProgramSession s;
-        try {
-            s = onLauncher(() -> HostProcesses.start(p.launch, UUID.randomUUID().toString()));
-        } catch (RuntimeException e) {
-            p.release();
-            throw e;
-        }
-        return TrackedSession.track(s, sessions, p::release);
+        return gates.startSession(ws, () -> {
+            Prepared p = prepare(ws, spec, AdditionalPermissions.NONE);
+            ProgramSession s;
+            try {
+                s = onLauncher(() -> HostProcesses.start(p.launch, UUID.randomUUID().toString()));
+            } catch (RuntimeException e) {
+                p.release();
+                throw e;
+            }
+            return TrackedSession.track(s, sessions, p::release);
+        });
     }
 
     /** A launch ready to start, the cgroups and the private run directory to release after it. */
@@ -431,11 +443,13 @@ public final class SandboxEngine implements Engine, CodeExecutor {
      * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
      */
     public HostLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
-        if (p.group != null) {
-            p.group.close();
-        }
-        return p.launch;
+        return gates.exclusive(ws, () -> {
+            Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
+            if (p.group != null) {
+                p.group.close();
+            }
+            return p.launch;
+        });
     }
 
     /**

@@ -25,10 +25,12 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class SandboxWorkspaceFS implements WorkspaceFS {
 
+    private final WorkspaceGates gates;
     private final HostWorkspaceFS delegate;
     private final Map<String, Set<String>> readOnly = new ConcurrentHashMap<>();
 
-    SandboxWorkspaceFS(HostWorkspaceFS delegate) {
+    SandboxWorkspaceFS(WorkspaceGates gates, HostWorkspaceFS delegate) {
+        this.gates = gates;
         this.delegate = delegate;
     }
 
@@ -47,12 +49,12 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
 
     @Override
     public void putFiles(Workspace ws, List<PutFile> files) {
-        delegate.putFiles(ws, files);
+        gates.exclusiveRun(ws, () -> delegate.putFiles(ws, files));
     }
 
     @Override
     public void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options) {
-        delegate.stageDirectory(ws, hostSource, to, options);
+        gates.exclusiveRun(ws, () -> delegate.stageDirectory(ws, hostSource, to, options));
         String rel = PathResolver.normalize(to);
         if (options != null && options.readOnly()) {
             readOnly.computeIfAbsent(ws.id(), k -> ConcurrentHashMap.newKeySet()).add(rel);
@@ -63,32 +65,32 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
 
     @Override
     public List<FileRef> collect(Workspace ws, List<String> globs) {
-        return delegate.collect(ws, globs);
+        return gates.exclusive(ws, () -> delegate.collect(ws, globs));
     }
 
     @Override
     public List<StagedInput> stageInputs(Workspace ws, List<InputSpec> inputs) {
-        return delegate.stageInputs(ws, inputs);
+        return gates.exclusive(ws, () -> delegate.stageInputs(ws, inputs));
     }
 
     @Override
     public OutputManifest collectOutputs(Workspace ws, OutputSpec spec) {
-        return delegate.collectOutputs(ws, spec);
+        return gates.exclusive(ws, () -> delegate.collectOutputs(ws, spec));
     }
 
     @Override
     public FileRef readFile(Workspace ws, String path, long offset, int maxBytes) {
-        return delegate.readFile(ws, path, offset, maxBytes);
+        return gates.exclusive(ws, () -> delegate.readFile(ws, path, offset, maxBytes));
     }
 
     @Override
     public List<FileInfo> list(Workspace ws, String globOrDir) {
-        return delegate.list(ws, globOrDir);
+        return gates.exclusive(ws, () -> delegate.list(ws, globOrDir));
     }
 
     @Override
     public void delete(Workspace ws, String path) {
-        delegate.delete(ws, path);
+        gates.exclusiveRun(ws, () -> delegate.delete(ws, path));
         forget(ws, PathResolver.normalize(path));
     }
 

@@ -1,6 +1,5 @@
 package dev.codeexec.workspace;
 
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -154,10 +153,15 @@ public final class SafeNames {
         return b.toString();
     }
 
+    /**
+     * SHA-256 of the string's UTF-16 code units, taken as they are: a charset encoder would replace unpaired
+     * surrogates, so two different keys could hash alike.
+     */
     private static String sha256Hex(String s) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                    .digest(s.getBytes(StandardCharsets.UTF_8)));
+            java.nio.ByteBuffer units = java.nio.ByteBuffer.allocate(s.length() * 2);
+            s.chars().forEach(c -> units.putChar((char) c));
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(units.array()));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }

@@ -111,4 +111,11 @@ class SafeNamesTest {
                     .as("'%s' and '%s' both give '%s'", before, key, segment).isTrue();
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void should_keep_keys_apart_when_they_differ_only_in_unpaired_surrogates() {
+        java.util.Set<String> segments = java.util.Set.of(SafeNames.uniqueSegment("team-7:chat?"),
+                SafeNames.uniqueSegment("team-7:chat\uD800"), SafeNames.uniqueSegment("team-7:chat\uDFFF"));
+        org.assertj.core.api.Assertions.assertThat(segments).hasSize(3);
+    }
 }
