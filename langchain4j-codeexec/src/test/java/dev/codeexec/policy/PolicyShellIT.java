@@ -164,8 +164,14 @@ class PolicyShellIT {
         }
         CommandPolicy policy = CommandPolicy.allowing(tool);
 
-        // The attack is real: run unchecked, it creates the marker.
-        Run unchecked = run(attackDir, "/bin/sh", "-c", attack);
+        // The attack is real: run unchecked, it creates the marker. It runs in a PID namespace of its own, so that no
+        // straggler (sort's compress programs, say) still writes into the directory when the test cleans up.
+        List<String> argv = new java.util.ArrayList<>(List.of("/usr/bin/unshare", "--pid", "--fork", "--kill-child"));
+        if (!System.getProperty("user.name").equals("root")) {
+            argv.add("--map-current-user");
+        }
+        argv.addAll(List.of("--", "/bin/sh", "-c", attack));
+        Run unchecked = run(attackDir, argv.toArray(String[]::new));
         assertThat(attackDir.resolve("PWNED")).as("unchecked run: " + unchecked).exists();
 
         // The policy refuses it.
