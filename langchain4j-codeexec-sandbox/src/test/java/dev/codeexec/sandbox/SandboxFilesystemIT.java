@@ -34,30 +34,13 @@ import org.junit.jupiter.api.io.TempDir;
  * Filesystem attacks against a real bubblewrap sandbox, each paired with a positive control that the same profile
  * can do what it should.
  */
-class SandboxFilesystemIT {
-
-    @TempDir
-    Path tmp;
+class SandboxFilesystemIT extends AbstractSandboxIT {
 
     private final List<Path> planted = new ArrayList<>();
-    private SandboxEngine engine;
-    private Workspace ws;
     private final String secret = "s3cr3t-" + UUID.randomUUID();
 
-    @BeforeAll
-    static void requireSandbox() {
-        SandboxTesting.requireSandbox();
-    }
-
-    @BeforeEach
-    void setUp() {
-        engine = SandboxEngine.builder().rootDir(tmp.resolve("root")).build();
-        ws = engine.manager().createWorkspace("fs", WorkspacePolicy.DEFAULT);
-    }
-
     @AfterEach
-    void tearDown() throws IOException {
-        engine.close();
+    void removePlanted() throws IOException {
         for (Path p : planted) {
             deleteTree(p);
         }
@@ -139,15 +122,15 @@ class SandboxFilesystemIT {
     @Test
     void should_not_show_other_workspaces_by_absolute_path() {
         Workspace other = engine.manager().createWorkspace("victim", WorkspacePolicy.DEFAULT);
-        engine.fs().putFiles(other, List.of(PutFile.of("work/secret.txt", secret)));
-        engine.fs().putFiles(ws, List.of(PutFile.of("work/mine.txt", "mine")));
-        String otherPath = other.path() + "/work/secret.txt";
+        engine.fs().putFiles(other, List.of(PutFile.of("out/secret.txt", secret)));
+        engine.fs().putFiles(ws, List.of(PutFile.of("out/mine.txt", "mine")));
+        String otherPath = other.path() + "/out/secret.txt";
 
         RunResult r = python(engine, ws, SandboxTesting.TRY
                 + "print('other', attempt(lambda: open('" + otherPath + "').read()))\n"
                 + "print('listing', sorted(os.listdir(os.path.dirname(os.environ['WORKSPACE_DIR']))))\n"
                 + "print('root', attempt(lambda: os.listdir('" + Path.of(ws.path()).getParent().getParent() + "')))\n"
-                + "print('mine', open(os.environ['WORKSPACE_DIR'] + '/work/mine.txt').read())\n");
+                + "print('mine', open(os.environ['WORKSPACE_DIR'] + '/out/mine.txt').read())\n");
 
         assertThat(r.exitCode()).as(r.stderr()).isZero();
         assertThat(r.stdout()).doesNotContain(secret).contains("other ENOENT")
@@ -167,7 +150,7 @@ class SandboxFilesystemIT {
                 + "print('rename', attempt(lambda: os.rename(root + '/.git', root + '/git-moved')))\n"
                 + "print('chmod', attempt(lambda: os.chmod(root + '/.git/hooks/pre-commit', 0o777)))\n"
                 + "print('read', open(root + '/.git/HEAD').read().strip())\n"
-                + "open(root + '/work/code.py', 'w').write('print(1)')\n"
+                + "open(root + '/out/code.py', 'w').write('print(1)')\n"
                 + "print('work ok')\n");
         assertThat(r.exitCode()).as(r.stderr()).isZero();
         assertThat(r.stdout()).contains("hook EROFS").contains("new-hook EROFS").contains("chmod EROFS")

@@ -18,29 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
  * remount read-write, nested namespaces, ptrace, terminal injection. Each is paired with a control showing the
  * sandbox still works and the protection held.
  */
-class SandboxKernelIT {
+class SandboxKernelIT extends AbstractSandboxIT {
 
-    @TempDir
-    Path tmp;
-
-    private SandboxEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireSandbox() {
-        SandboxTesting.requireSandbox();
-    }
-
-    @BeforeEach
-    void setUp() {
-        engine = SandboxEngine.builder().rootDir(tmp.resolve("root")).build();
-        ws = engine.manager().createWorkspace("kernel", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
-    }
 
     @Test
     void should_refuse_mount_umount_and_remount() {

@@ -31,29 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Resource exhaustion and leftovers: fork bombs, memory hogs, CPU burners, huge files, descriptor leaks, and a
  * background child trying to outlive its run's timeout. Each limit is paired with a run that stays within it.
  */
-class SandboxLimitsIT {
+class SandboxLimitsIT extends AbstractSandboxIT {
 
-    @TempDir
-    Path tmp;
-
-    private SandboxEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireSandbox() {
-        SandboxTesting.requireSandbox();
-    }
-
-    @BeforeEach
-    void setUp() {
-        engine = SandboxEngine.builder().rootDir(tmp.resolve("root")).build();
-        ws = engine.manager().createWorkspace("limits", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
-    }
 
     private RunResult run(String code, ResourceLimits limits, Duration timeout) {
         return engine.runner().runProgram(ws, RunProgramSpec.builder(SandboxTesting.PYTHON).args("-c", code)
