@@ -28,7 +28,7 @@ class BwrapCommandTest {
             Mount.pinned("/sb/ws/.git", Mount.Kind.PROTECT, 4),
             Mount.aliased("/sb/ws/.codeexec", Mount.Kind.PROTECT, "/sb/state/runs/r1/pin-0"),
             Mount.pinned("/sb/ws/skills/demo", Mount.Kind.RO_BIND, 5),
-            Mount.pinned("/sb/ws/work/out", Mount.Kind.BIND, 6),
+            Mount.pinned("/sb/ws/data/out", Mount.Kind.BIND, 6),
             Mount.of("/tmp", Mount.Kind.SCRATCH),
             Mount.of("/root/project", Mount.Kind.RO_BIND));
 
@@ -60,7 +60,7 @@ class BwrapCommandTest {
         assertThat(targets).containsExactly("--ro-bind /", "--dev /dev", "--proc /proc", "--tmpfs /root",
                 "--tmpfs /sb", "--tmpfs /tmp", "--ro-bind /root/project", "--bind /sb/ws", "--ro-bind /etc/shadow",
                 "--ro-bind /sb/ws/.codeexec", "--ro-bind-fd 4 /sb/ws/.git", "--ro-bind-fd 5 /sb/ws/skills/demo",
-                "--bind-fd 6 /sb/ws/work/out");
+                "--bind-fd 6 /sb/ws/data/out");
         assertThat(String.join(" ", argv)).contains("--ro-bind /dev/null /etc/shadow");
     }
 
@@ -72,7 +72,7 @@ class BwrapCommandTest {
         assertThat(line).contains("--ro-bind /sb/state/runs/r1/pin-0 /sb/ws/.codeexec")
                 .doesNotContain("--ro-bind /sb/ws/.codeexec /sb/ws/.codeexec")
                 .doesNotContain("--ro-bind /sb/ws/.git /sb/ws/.git")
-                .doesNotContain("--bind /sb/ws/work/out /sb/ws/work/out");
+                .doesNotContain("--bind /sb/ws/data/out /sb/ws/data/out");
     }
 
     @Test

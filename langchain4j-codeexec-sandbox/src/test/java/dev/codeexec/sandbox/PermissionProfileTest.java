@@ -130,8 +130,8 @@ class PermissionProfileTest {
                 .isInstanceOf(InvalidSpecException.class);
         assertThat(PermissionProfile.workspaceWrite().withNoAccessPaths("~/.config/app").rules())
                 .contains(new PermissionProfile.PathRule("~/.config/app", FileAccess.NONE));
-        assertThat(PermissionProfile.workspaceWrite().withReadPaths("./work//data/").rules())
-                .contains(new PermissionProfile.PathRule("work/data", FileAccess.READ));
+        assertThat(PermissionProfile.workspaceWrite().withReadPaths("./src//data/").rules())
+                .contains(new PermissionProfile.PathRule("src/data", FileAccess.READ));
     }
 
     @Test

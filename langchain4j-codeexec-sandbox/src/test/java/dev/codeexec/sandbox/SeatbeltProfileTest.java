@@ -16,7 +16,7 @@ class SeatbeltProfileTest {
                 Mount.of("/private/var/folders/x/sandbox", Mount.Kind.HIDE_DIR),
                 Mount.of(WS, Mount.Kind.BIND),
                 Mount.of(WS + "/.git", Mount.Kind.PROTECT),
-                Mount.of(WS + "/work/.env", Mount.Kind.HIDE_FILE),
+                Mount.of(WS + "/src/.env", Mount.Kind.HIDE_FILE),
                 Mount.of("/private/tmp", Mount.Kind.SCRATCH),
                 Mount.of(EVIL, Mount.Kind.RO_BIND));
     }
@@ -36,7 +36,7 @@ class SeatbeltProfileTest {
         String ssh = param(p, "/Users/me/.ssh");
         String ws = param(p, WS);
         String git = param(p, WS + "/.git");
-        String env = param(p, WS + "/work/.env");
+        String env = param(p, WS + "/src/.env");
         String tmp = param(p, "/private/tmp");
         String rootRead = line(p, "(allow file-read* file-map-executable file-test-existence (require-all (subpath "
                 + "(param \"" + root + "\"))");

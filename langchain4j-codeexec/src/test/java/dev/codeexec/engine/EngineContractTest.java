@@ -246,7 +246,7 @@ public abstract class EngineContractTest {
 
     @Test
     void should_not_read_through_link_out_of_workspace() {
-        RunResult r = run("ln -s /etc/passwd out/link && ln -s ../work/ok.txt out/inside && echo ok > work/ok.txt");
+        RunResult r = run("ln -s /etc/passwd out/link && ln -s ../runs/ok.txt out/inside && echo ok > runs/ok.txt");
         assertThat(r.exitCode()).isZero();
         List<String> collected = engine.fs().collect(ws, List.of("out/**")).stream().map(FileRef::name).toList();
         assertThat(collected).doesNotContain("out/link");
@@ -277,8 +277,8 @@ public abstract class EngineContractTest {
 
     @Test
     void should_stage_inputs_and_collect_outputs_within_limits() {
-        engine.fs().putFiles(ws, List.of(PutFile.of("work/src/data.csv", "a,b\n1,2\n")));
-        List<StagedInput> staged = engine.fs().stageInputs(ws, List.of(InputSpec.of("workspace://work/src/data.csv")));
+        engine.fs().putFiles(ws, List.of(PutFile.of("runs/src/data.csv", "a,b\n1,2\n")));
+        List<StagedInput> staged = engine.fs().stageInputs(ws, List.of(InputSpec.of("workspace://runs/src/data.csv")));
         assertThat(staged).singleElement().extracting(StagedInput::to).isEqualTo("work/inputs/data.csv");
         assertThat(engine.fs().readFile(ws, "work/inputs/data.csv", 0, 100).contentAsString()).isEqualTo("a,b\n1,2\n");
 

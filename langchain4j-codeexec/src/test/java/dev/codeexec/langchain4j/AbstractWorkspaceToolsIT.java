@@ -290,10 +290,10 @@ public abstract class AbstractWorkspaceToolsIT {
         try (CodeExecution codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts)
                 .maxWriteBytes(1024 * 1024).build()) {
             WorkspaceIO victim = codeExec.workspace("victim");
-            victim.putFile("work/secret.txt", "top secret");
+            victim.putFile("out/secret.txt", "top secret");
             WorkspaceIO mine = codeExec.workspace("bad");
             mine.putFile("work/own.txt", "mine");
-            Path victimRoot = hostRootOf("work/secret.txt");
+            Path victimRoot = hostRootOf("out/secret.txt");
             // A link to another conversation's workspace, as a command could plant, and a harmless internal one.
             mine.run(RunProgramSpec.builder("ln").args("-s", victimRoot.toString(), "work/other").build());
             mine.run(RunProgramSpec.builder("ln").args("-s", "own.txt", "work/alias.txt").build());
@@ -306,14 +306,14 @@ public abstract class AbstractWorkspaceToolsIT {
                     new String[] {"workspace_exec", "{\"command\":\"ls\",\"timeout_seconds\":\"soon\"}"},
                     new String[] {"workspace_exec", "{\"command\":\"touch x\",\"cwd\":\"../..\"}"},
                     new String[] {"workspace_read_file", "{\"path\":\"/etc/passwd\"}"},
-                    new String[] {"workspace_read_file", "{\"path\":\"work/other/work/secret.txt\"}"},
-                    new String[] {"workspace_write_file", "{\"path\":\"work/other/work/evil.txt\",\"content\":\"x\"}"},
+                    new String[] {"workspace_read_file", "{\"path\":\"work/other/out/secret.txt\"}"},
+                    new String[] {"workspace_write_file", "{\"path\":\"work/other/out/evil.txt\",\"content\":\"x\"}"},
                     new String[] {"workspace_write_file", "{\"path\":\"work/big.txt\",\"content\":\""
                             + "a".repeat(2 * 1024 * 1024) + "\"}"},
                     new String[] {"workspace_write_stdin", "{\"session_id\":\"s_00000000\",\"chars\":\"hi\"}"},
                     new String[] {"workspace_kill_session", "{\"session_id\":\"s_00000000\"}"},
                     new String[] {"execute_code", "{\"language\":\"cobol\",\"code\":\"DISPLAY 'x'.\"}"},
-                    new String[] {"workspace_save_artifact", "{\"path\":\"work/other/work/secret.txt\"}"},
+                    new String[] {"workspace_save_artifact", "{\"path\":\"work/other/out/secret.txt\"}"},
                     new String[] {"workspace_stage_artifact", "{\"ref\":\"artifact://missing\"}"});
             openAi.script(req -> {
                 int step = toolResultsThisTurn(req);

@@ -87,8 +87,8 @@ class CommandPolicyTest {
                 arguments(curl, "pushd /tmp", BUILT_IN),
                 arguments(curl, "popd", BUILT_IN),
                 // variable-writing builtins, even when the rest is allow-listed
-                arguments(gitEcho, "printf -v PATH ./work/bin", BUILT_IN),
-                arguments(gitEcho, "printf -v PATH ./work/bin ; git", BUILT_IN),
+                arguments(gitEcho, "printf -v PATH ./tools/bin", BUILT_IN),
+                arguments(gitEcho, "printf -v PATH ./tools/bin ; git", BUILT_IN),
                 arguments(gitEcho, "read PATH", BUILT_IN),
                 arguments(gitEcho, "getopts a x", BUILT_IN),
                 arguments(gitEcho, "let X=1", BUILT_IN),
@@ -186,7 +186,7 @@ class CommandPolicyTest {
             "cmd.exe, cmd", "CMD.EXE, cmd", "powershell.exe, powershell", "PowerShell.EXE, powershell",
             "script.bat, script", "helper.cmd, helper", "legacy.com, legacy", "run.ps1, run", "curl, curl",
             "no.ext.here, no.ext.here", "SH, sh", "/usr/bin/Python3.11, python", "bash-5.2, bash",
-            "./work/bin/Tool, tool", "C:\\Tools\\CURL.EXE, curl"})
+            "./tools/bin/Tool, tool", "C:\\Tools\\CURL.EXE, curl"})
     void should_fold_names_loosely_when_matching_deny_lists(String name, String expected) {
         assertThat(CommandNames.candidates(name)).contains(expected);
     }
@@ -243,7 +243,7 @@ class CommandPolicyTest {
         CommandPolicy policy = deny("/usr/bin/curl", "python");
 
         assertThatThrownBy(() -> policy.check("curl x")).hasMessageContaining(DENY_LIST);
-        assertThatThrownBy(() -> policy.check("./work/curl x")).hasMessageContaining(DENY_LIST);
+        assertThatThrownBy(() -> policy.check("./tools/curl x")).hasMessageContaining(DENY_LIST);
         assertThatThrownBy(() -> policy.check("python3.12 x.py")).hasMessageContaining(DENY_LIST);
         assertThatThrownBy(() -> policy.check("/usr/bin/Python3 x.py")).hasMessageContaining(DENY_LIST);
         assertThat(policy.check("wc -l x").commands()).containsExactly("wc");

@@ -256,12 +256,12 @@ class HostWorkspaceFSTest {
 
     @Test
     void should_copy_workspace_path_when_source_is_workspace_scheme() throws IOException {
-        Files.createDirectories(root.resolve("work/d"));
-        Files.writeString(root.resolve("work/d/x.txt"), "x");
-        Files.writeString(root.resolve("work/y.txt"), "yy");
+        Files.createDirectories(root.resolve("runs/d"));
+        Files.writeString(root.resolve("runs/d/x.txt"), "x");
+        Files.writeString(root.resolve("runs/y.txt"), "yy");
 
-        List<StagedInput> staged = fs.stageInputs(ws, List.of(InputSpec.of("workspace://work/d"),
-                new InputSpec("workspace://work/y.txt", "out/y-copy.txt")));
+        List<StagedInput> staged = fs.stageInputs(ws, List.of(InputSpec.of("workspace://runs/d"),
+                new InputSpec("workspace://runs/y.txt", "out/y-copy.txt")));
 
         assertThat(staged).extracting(StagedInput::to).containsExactly("work/inputs/d", "out/y-copy.txt");
         assertThat(staged).extracting(StagedInput::sizeBytes).containsExactly(1L, 2L);
@@ -269,7 +269,7 @@ class HostWorkspaceFSTest {
         assertThat(root.resolve("out/y-copy.txt")).hasContent("yy");
         assertThatThrownBy(() -> fs.stageInputs(ws, List.of(InputSpec.of("workspace://../x"))))
                 .isInstanceOf(PathEscapeException.class);
-        assertThatThrownBy(() -> fs.stageInputs(ws, List.of(InputSpec.of("workspace://work/none"))))
+        assertThatThrownBy(() -> fs.stageInputs(ws, List.of(InputSpec.of("workspace://runs/none"))))
                 .isInstanceOf(InvalidSpecException.class);
     }
 
