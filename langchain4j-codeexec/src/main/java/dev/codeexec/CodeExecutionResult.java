@@ -1,6 +1,5 @@
 package dev.codeexec;
 
-import dev.codeexec.engine.FileRef;
 import java.util.List;
 import java.util.stream.Collectors;
 

@@ -2,8 +2,10 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.RunResult;
-import dev.codeexec.process.HostLaunch;
-import dev.codeexec.process.HostProcesses;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramRuns;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -135,14 +137,14 @@ final class Preflight {
         List<Mount> mounts = List.of(Mount.of("/", Mount.Kind.RO_BIND), Mount.of("/tmp", Mount.Kind.SCRATCH),
                 Mount.pinned("/tmp/codeexec-probe", Mount.Kind.RO_BIND, SandboxLayout.FIRST_PINNED_FD));
         List<String> argv = BwrapCommand.argv(new BwrapCommand.Spec(bwrap, true, proc, mounts,
-                BwrapCommand.DEFAULT_SCRATCH_BYTES, 3, Launcher.STATUS_FD, Map.of("PATH", "/usr/bin:/bin"), "/",
+                BwrapCommand.DEFAULT_SCRATCH_BYTES, 3, Launcher.STATUS_FD, Map.of("PATH", ShellEnvironmentPolicy.CLEAN_PATH), "/",
                 List.of(trueCommand())));
         List<String> launch = Launcher.argv(new Launcher.Spec("/bin/sh", null, List.of(), null, null, null,
                 List.of(stateDir.toString()), seccomp, false, argv));
         RunResult r;
         try {
-            r = HostProcesses.run(new HostLaunch(launch, Map.of(), Path.of("/"), null, probeTimeout, 64 * 1024,
-                    null));
+            r = ProgramRuns.run(HostProcessChannel.direct(), new ProgramLaunch(launch, Map.of(), "/", null,
+                    probeTimeout, 64 * 1024, null));
         } catch (BackendUnavailableException e) {
             String m = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
             if (m.contains("resource temporarily unavailable") || m.contains("cannot allocate memory")

@@ -1,19 +1,13 @@
 package dev.codeexec.sandbox;
 
-import dev.codeexec.CodeExecutionInput;
-import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.CodeExecutor;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.InteractiveProgramRunner;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.PolicyViolationException;
-import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
@@ -24,40 +18,30 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.process.BoundedOutput;
-import dev.codeexec.process.HostLaunch;
-import dev.codeexec.process.HostProcesses;
-import dev.codeexec.process.TrackedSession;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.WorkspaceLayout;
-import dev.codeexec.workspace.WorkspaceRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import java.util.regex.Pattern;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,77 +78,52 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. {@link #close()} kills running sessions and removes every workspace and the sandbox root it
  * created.
  */
-public final class SandboxEngine implements Engine, CodeExecutor {
+public final class SandboxEngine extends AbstractEngine {
 
     private static final Logger LOG = LoggerFactory.getLogger(SandboxEngine.class);
 
-    /** Smallest accepted open-files limit: bubblewrap itself needs a few descriptors. */
-    static final int MIN_OPEN_FILES = 16;
-
     private final SandboxPlatform platform;
     private final PermissionProfile profile;
-    private final ShellEnvironmentPolicy envPolicy;
-    private final ResourceLimits defaultLimits;
-    private final Map<String, String> hostEnvironment;
-    /** The policy applied to the host environment, once: it does not change during the engine's life. */
-    private final Map<String, String> baseEnvironment;
-    private final int maxOutputBytes;
-    private final long scratchBytes;
+    private final RunEnvironment environment;
     private final Path sandboxRoot;
     private final Path stateDir;
-    /** Private per-run directories (status file, pinned file links), removed when the run or session ends. */
-    private final Path runsDir;
     private final boolean ownsRoot;
     private final HostWorkspaceManager manager;
     private final SandboxWorkspaceFS fs;
-    private final AccessDecision access;
     private final WorkspaceManager workspaces = workspaceManager();
     private final ArtifactService artifacts;
-    private final Preflight.Result preflight;
     private final Cgroups cgroups;
     private final Capabilities capabilities;
-    private final String shell;
-    private final WorkspaceRegistry codeWorkspaces;
-    private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
+    private final SandboxRunPlanner planner;
     private final WorkspaceGates gates = new WorkspaceGates();
-    /** The seccomp program files, written once per engine into its private state directory. */
-    private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
     /**
      * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
      * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
-     * first (a request thread that started a session, a virtual thread's carrier). These threads do not time out;
-     * there are as many as runs were concurrent at the peak, and they end with the engine.
+     * first (a request thread that started a session, a virtual thread's carrier). These threads only fork; they do
+     * not time out, there are as many as forks were concurrent at the peak, and they end with the engine.
      */
     private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
-            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), launcherThreads());
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final ProgramRunner runner = (ws, spec) -> runProgram(ws, spec, AdditionalPermissions.NONE);
-    private final InteractiveProgramRunner interactive = this::startSession;
+            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-sandbox-launcher-"));
 
     private SandboxEngine(Builder b) {
+        super("SandboxEngine", b.maxOutputBytes, b.limits);
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
         this.profile = hideArtifactStore(p, b.artifacts);
-        this.envPolicy = b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault() : b.envPolicy;
-        this.defaultLimits = b.limits == null ? ResourceLimits.NONE : b.limits;
-        this.hostEnvironment = Map.copyOf(b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
-        this.baseEnvironment = envPolicy.base(hostEnvironment);
-        this.maxOutputBytes = b.maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : b.maxOutputBytes;
-        if (maxOutputBytes <= 0) {
-            throw new InvalidSpecException("maxOutputBytes (" + maxOutputBytes + ") must be positive");
-        }
-        this.scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
+        this.environment = RunEnvironment.of(b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault()
+                : b.envPolicy, b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
+        long scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
         if (scratchBytes <= 0) {
             throw new InvalidSpecException("scratchBytes (" + scratchBytes + ") must be positive");
         }
-        this.shell = "/bin/sh";
 
         boolean needsBwrap = platform == SandboxPlatform.LINUX_BWRAP
                 && profile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
         String bwrap = needsBwrap ? Preflight.locateBwrap(b.bwrapPath) : null;
 
         this.ownsRoot = b.rootDir == null;
+        Path runsDir;
         try {
             Path root = b.rootDir == null ? Files.createTempDirectory("codeexec-sandbox-") : b.rootDir;
             Files.createDirectories(root);
@@ -173,20 +132,17 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             this.stateDir = sandboxRoot.resolve("state");
             Files.createDirectories(stateDir);
             restrict(stateDir);
-            this.runsDir = stateDir.resolve("runs");
+            runsDir = stateDir.resolve("runs");
             Files.createDirectories(runsDir);
         } catch (IOException e) {
             throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
         }
         this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
         this.artifacts = b.artifacts;
-        this.access = new AccessDecision(profile);
-        this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
 
         try {
-            this.preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null ? PreflightMode.STRICT
-                    : b.preflightMode, stateDir) : null;
+            Preflight.Result preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null
+                    ? PreflightMode.STRICT : b.preflightMode, stateDir) : null;
             if (platform == SandboxPlatform.MACOS_SEATBELT
                     && profile.enforcement() == PermissionProfile.Enforcement.MANAGED
                     && !Files.isExecutable(Path.of(SeatbeltProfile.SANDBOX_EXEC))) {
@@ -195,20 +151,27 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             }
             this.cgroups = platform == SandboxPlatform.LINUX_BWRAP ? Cgroups.detect() : null;
             this.capabilities = capabilities(platform, profile, cgroups);
-            capabilities.requireLimits(defaultLimits, "SandboxEngine on this host (" + limitsSupport() + ")");
-            validateLimits(defaultLimits);
+            capabilities.requireLimits(defaultLimits(), limitsOwner());
+            SandboxRunPlanner.validateLimits(defaultLimits());
+            this.planner = new SandboxRunPlanner(profile, environment, sandboxRoot, runsDir, cgroups,
+                    new SandboxCommandLine(platform, preflight, stateDir, scratchBytes),
+                    HostProcessChannel.wrapped().startingOn(launchers),
+                    HostProcessChannel.direct().startingOn(launchers));
         } catch (RuntimeException e) {
+            launchers.shutdown();
             cleanupRoot();
             throw e;
         }
-        this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
+        AccessDecision access = planner.access();
+        this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
+                .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
         if (profile.enforcement() == PermissionProfile.Enforcement.DISABLED) {
             LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
                     + "the host's files and network");
         }
         LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, default limits={}", platform,
                 profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe(),
-                defaultLimits.isEmpty() ? "none (no memory or process limit)" : defaultLimits);
+                defaultLimits().isEmpty() ? "none (no memory or process limit)" : defaultLimits());
     }
 
     /**
@@ -278,18 +241,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     }
 
     @Override
-    public ProgramRunner runner() {
-        return runner;
-    }
-
-    @Override
     public Capabilities describe() {
         return capabilities;
-    }
-
-    @Override
-    public Optional<InteractiveProgramRunner> interactive() {
-        return Optional.of(interactive);
     }
 
     @Override
@@ -304,24 +257,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
     /** The environment policy of every run. */
     public ShellEnvironmentPolicy environmentPolicy() {
-        return envPolicy;
-    }
-
-    /**
-     * Runs the blocks in the workspace named by the input's execution id (created on first use and kept until
-     * {@link #close()}), or in a temporary workspace removed afterwards when the id is null.
-     */
-    @Override
-    public CodeExecutionResult executeCode(CodeExecutionInput input) {
-        if (input.executionId() == null) {
-            Workspace ws = manager().createWorkspace("code", WorkspacePolicy.DEFAULT);
-            try {
-                return executeCode(ws, input);
-            } finally {
-                manager().cleanup(ws);
-            }
-        }
-        return codeWorkspaces.withWorkspace(input.executionId(), ws -> executeCode(ws, input));
+        return environment.policy();
     }
 
     /**
@@ -333,105 +269,34 @@ public final class SandboxEngine implements Engine, CodeExecutor {
      * @throws BackendUnavailableException    when the sandbox could not be set up
      */
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> {
-            Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
-            try {
-                return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
-            } finally {
-                p.release();
-            }
-        });
+        return gates.exclusive(ws, () -> run(plan(ws, spec, extra)));
     }
 
-    /** Runs {@code task} on a launcher thread and waits; an interrupt of the caller is passed on (the run is killed). */
-    private <T> T onLauncher(java.util.concurrent.Callable<T> task) {
-        Future<T> f;
-        try {
-            f = launchers.submit(task);
-        } catch (RejectedExecutionException e) {
-            throw new CodeExecException("this SandboxEngine is closed");
-        }
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            f.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new CodeExecException("interrupted while waiting for the program; it was killed", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error err) {
-                throw err;
-            }
-            throw new CodeExecException("the run failed: " + e.getCause(), e.getCause());
-        }
+    /** One program at a time per workspace: see {@link WorkspaceGates}. */
+    @Override
+    protected RunResult runProgram(Workspace ws, RunProgramSpec spec) {
+        return runProgram(ws, spec, AdditionalPermissions.NONE);
     }
 
-    private static ThreadFactory launcherThreads() {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, "codeexec-sandbox-launcher-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+    @Override
+    protected ProgramSession startProgram(Workspace ws, RunProgramSpec spec) {
+        return gates.startSession(ws, () -> start(plan(ws, spec, AdditionalPermissions.NONE)));
     }
 
-    private ProgramSession startSession(Workspace ws, RunProgramSpec spec) {
-        return gates.startSession(ws, () -> {
-            Prepared p = prepare(ws, spec, AdditionalPermissions.NONE);
-            ProgramSession s;
-            try {
-                s = onLauncher(() -> HostProcesses.start(p.launch, UUID.randomUUID().toString()));
-            } catch (RuntimeException e) {
-                p.release();
-                throw e;
-            }
-            return TrackedSession.track(s, sessions, p::release);
-        });
+    @Override
+    protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        return plan(ws, spec, AdditionalPermissions.NONE);
     }
 
-    /** A launch ready to start, the cgroups and the private run directory to release after it. */
-    private static final class Prepared {
-        final HostLaunch launch;
-        final Cgroups.RunGroup group;
-        final Path runDir;
-        /** True when bubblewrap reports the start on the status descriptor; false when the launcher does. */
-        final boolean viaBwrap;
-        final Path workspace;
+    private SandboxRun plan(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+        requireOpen();
+        return planner.plan(fs.resolver(ws), fs.readOnlyPaths(ws), spec,
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec));
+    }
 
-        Prepared(HostLaunch launch, Cgroups.RunGroup group, Path runDir, boolean viaBwrap, Path workspace) {
-            this.launch = launch;
-            this.group = group;
-            this.runDir = runDir;
-            this.viaBwrap = viaBwrap;
-            this.workspace = workspace;
-        }
-
-        RunResult checkSetup(RunResult r) {
-            String status;
-            try {
-                status = Files.readString(statusFile(runDir));
-            } catch (IOException e) {
-                status = ""; // nothing reported: the program did not start
-            }
-            return SandboxEngine.checkSetup(r, status, viaBwrap, workspace);
-        }
-
-        void release() {
-            try {
-                if (group != null) {
-                    group.close();
-                }
-            } finally {
-                try {
-                    deleteTree(runDir);
-                    Files.deleteIfExists(statusFile(runDir));
-                } catch (RuntimeException | IOException e) {
-                    LOG.warn("could not remove a run's private directory: {}", e.toString());
-                }
-            }
-        }
+    @Override
+    protected String limitsOwner() {
+        return "SandboxEngine on this host (" + (cgroups == null ? "no control groups" : cgroups.describe()) + ")";
     }
 
     /**
@@ -442,13 +307,11 @@ public final class SandboxEngine implements Engine, CodeExecutor {
      * launch refers to a private run directory of the engine (its status file, links to pinned files), which stays
      * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
      */
-    public HostLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
+    public ProgramLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         return gates.exclusive(ws, () -> {
-            Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
-            if (p.group != null) {
-                p.group.close();
-            }
-            return p.launch;
+            SandboxRun p = plan(ws, spec, extra);
+            p.releaseGroup();
+            return p.launch();
         });
     }
 
@@ -476,250 +339,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
                     + "or the sandbox root; choose a dedicated directory");
         }
         WorkspaceLayout.create(dir);
-        Prepared p = prepare(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra);
-        try {
-            return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
-        } finally {
-            p.release();
-        }
-    }
-
-    private Prepared prepare(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
-        PathResolver resolver = fs.resolver(ws);
-        return prepare(resolver, fs.readOnlyPaths(ws), spec, extra);
-    }
-
-    private Prepared prepare(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
-                             AdditionalPermissions extra) {
-        requireOpen();
-        ResourceLimits limits = merge(defaultLimits, spec.limits());
-        capabilities.requireLimits(limits, "SandboxEngine on this host (" + limitsSupport() + ")");
-        validateLimits(limits);
-        PermissionProfile runProfile = extra.applyTo(profile);
-        if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
-            runProfile = runProfile.withReadPaths(readOnlyPaths.toArray(String[]::new));
-        }
-        Path root = resolver.root();
-        String cwdRel = PathResolver.normalize(spec.cwd());
-        Path cwd = resolver.resolveExisting(cwdRel);
-        if (!Files.isDirectory(cwd)) {
-            throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
-        }
-        AccessDecision decision = runProfile == profile ? access : new AccessDecision(runProfile);
-        if (!decision.canRead(resolver.relativize(cwd))) {
-            throw new PolicyViolationException("cwd '" + cwdRel + "' is hidden by the permission profile");
-        }
-        String runDir = WorkspaceLayout.newRunDir();
-        resolver.ensureDirectory(runDir);
-        Map<String, String> runtime = new LinkedHashMap<>(WorkspaceLayout.variables(root.toString(), runDir));
-        String tmp = root.resolve(WorkspaceLayout.TMP).toString();
-        runtime.put("HOME", root.resolve(WorkspaceLayout.HOME).toString());
-        runtime.put("TMPDIR", tmp);
-        runtime.put("TMP", tmp);
-        runtime.put("TEMP", tmp);
-        Map<String, String> env = envPolicy.finish(spec.cleanEnv() ? Map.of() : baseEnvironment, spec.env(),
-                spec.cleanEnv(), runtime);
-
-        Path privateDir = newRunDirectory();
-        Cgroups.RunGroup group = null;
-        try {
-            boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
-            // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
-            Path pinDir = platform == SandboxPlatform.LINUX_BWRAP ? privateDir : null;
-            SandboxLayout.Plan plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot,
-                    SandboxLayout.homeDirectories(), pinDir) : null;
-            if (plan != null && !plan.visible(cwd.toString())) {
-                throw new PolicyViolationException("the working directory is hidden by the permission profile");
-            }
-            String command = resolveCommand(spec.cmd(), env.get("PATH"), cwd, plan);
-            List<String> programArgv = new ArrayList<>();
-            programArgv.add(command);
-            programArgv.addAll(spec.args());
-
-            if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
-                try {
-                    group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
-                } catch (IOException e) {
-                    throw new BackendUnavailableException("cannot create the run's control group for its memory or "
-                            + "process limit: " + e.getClass().getSimpleName(), e);
-                }
-            }
-            boolean viaBwrap = platform == SandboxPlatform.LINUX_BWRAP
-                    && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
-            List<String> argv = argv(runProfile, plan, env, cwd, programArgv, limits, group,
-                    statusFile(privateDir).toString(), viaBwrap);
-            int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
-            // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
-            // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
-            Map<String, String> launchEnv = viaBwrap ? Map.of() : env;
-            // Under bubblewrap the launched process is bwrap: a graceful stop must signal the program, not bwrap,
-            // whose death ends the namespace at once (--die-with-parent).
-            return new Prepared(new HostLaunch(argv, launchEnv, cwd, spec.stdin(), spec.timeout(), cap,
-                    spec.outputListener(), viaBwrap), group, privateDir, viaBwrap, root);
-        } catch (RuntimeException e) {
-            new Prepared(null, group, privateDir, false, root).release();
-            throw e;
-        }
-    }
-
-    /**
-     * The private directory of one run, inside the engine's state directory (no sandbox can see it). It is created
-     * only when the run pins a file there; the run's status file lies beside it. Creating a directory for every run
-     * would cost a directory's worth of file-system metadata (about 0.3 ms on ext4) for nothing in the common case.
-     */
-    private Path newRunDirectory() {
-        return runsDir.resolve(UUID.randomUUID().toString());
-    }
-
-    /** The status file of a run: bubblewrap's JSON status, or the launcher's own report, written on descriptor 9. */
-    static Path statusFile(Path runDir) {
-        return runDir.resolveSibling(runDir.getFileName() + ".status");
-    }
-
-    private List<String> argv(PermissionProfile runProfile, SandboxLayout.Plan plan, Map<String, String> env,
-                              Path cwd, List<String> program, ResourceLimits limits, Cgroups.RunGroup group,
-                              String status, boolean viaBwrap) {
-        Long cpu = limits.cpuTime() == null ? null
-                : Math.max(1, (limits.cpuTime().toMillis() + 999) / 1000);
-        Long blocks = limits.maxFileBytes() == null ? null : Math.max(1, (limits.maxFileBytes() + 511) / 512);
-        Integer nofile = limits.maxOpenFiles();
-        List<String> procs = group == null ? List.of() : group.procsFiles();
-        if (!viaBwrap) {
-            List<String> cmd = platform == SandboxPlatform.MACOS_SEATBELT
-                    && runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
-                    ? SeatbeltProfile.argv(SeatbeltProfile.build(plan.mounts(), runProfile.network()), program)
-                    : program;
-            return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, List.of(), null, true,
-                    cmd));
-        }
-        if (runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED) {
-            String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
-                    m -> SeccompFiles.ensure(stateDir, m).toString());
-            List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
-                    runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
-                    3, Launcher.STATUS_FD, env, cwd.toString(), program));
-            return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, plan.pinnedDirs(),
-                    seccomp, false, bwrapArgv));
-        }
-        return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, List.of(), null, false,
-                BwrapCommand.unsandboxedArgv(preflight.bwrap(), Launcher.STATUS_FD, env, cwd.toString(), program)));
-    }
-
-    /** The status file of a run, in its private directory (see {@link Launcher}). */
-
-    private static final Pattern EXIT_CODE = Pattern.compile("\\{\\s*\"exit-code\"\\s*:\\s*-?\\d+\\s*}");
-
-    /**
-     * Tells a failed sandbox setup from the program's own result, from the run's private status channel only (see
-     * {@link Launcher}): never from what the program printed or its exit code, which are the program's result even
-     * when they look like a launcher or bubblewrap error.
-     *
-     * @param r         what the launch returned
-     * @param status    the status file's content
-     * @param viaBwrap  true when bubblewrap reported on the status descriptor, false when the launcher did
-     * @param workspace the run's workspace root (a bubblewrap failure on a path in it is a concurrent change)
-     * @return the program's result ({@code r}, or exit code 127 when bubblewrap could not execute the command)
-     * @throws PolicyViolationException    when a path to be mounted changed during setup (nothing ran)
-     * @throws BackendUnavailableException when the sandbox could not be set up (nothing ran)
-     */
-    static RunResult checkSetup(RunResult r, String status, boolean viaBwrap, Path workspace) {
-        for (String line : status.lines().toList()) {
-            if (line.startsWith(Launcher.FAILED + " ")) {
-                String[] f = line.split(" ", 3);
-                String reason = f.length > 2 ? f[2] : "unknown reason";
-                if (f.length > 1 && f[1].equals(Launcher.CHANGED)) {
-                    throw new PolicyViolationException("the sandbox was not started: " + reason + " (a program "
-                            + "running in the same workspace may be swapping it for a link). Nothing ran.");
-                }
-                throw new BackendUnavailableException("the sandbox could not be set up: " + reason + ". Nothing ran.");
-            }
-        }
-        boolean started = viaBwrap ? EXIT_CODE.matcher(status).find()
-                : status.lines().anyMatch(Launcher.STARTED::equals);
-        if (started || r.timedOut()) {
-            return r;
-        }
-        if (!viaBwrap) {
-            throw new BackendUnavailableException("the sandbox launcher ended before it started the program (exit "
-                    + "code " + r.exitCode() + "). Nothing ran.");
-        }
-        // bubblewrap ended before it executed the program, so everything on stderr is bubblewrap's own.
-        String line = r.stderr().lines().filter(l -> l.startsWith("bwrap: ")).findFirst().orElse("");
-        if (line.startsWith("bwrap: execvp ")) {
-            // The command could not be executed inside the sandbox: report it like a shell would.
-            return new RunResult(r.stdout(), "command not found or not executable inside the sandbox\n", 127,
-                    r.duration(), r.timedOut(), r.stdoutTruncated(), r.stderrTruncated());
-        }
-        if (line.contains("Race condition binding") || line.contains(workspace + "/")) {
-            // What bubblewrap mounted was not the verified descriptor, or a destination in the workspace was no
-            // longer what the plan saw (typically a link planted where a mount lands).
-            throw new PolicyViolationException("the sandbox was not started: a path to be mounted changed during "
-                    + "setup (a program running in the same workspace may be swapping it for a link). Nothing ran.");
-        }
-        LOG.warn("bubblewrap could not set up a sandbox: {}", line.isEmpty() ? "no message" : line.length() > 300
-                ? line.substring(0, 300) + "..." : line);
-        throw new BackendUnavailableException("the sandbox could not be set up (bubblewrap failed; the log has "
-                + "the detail). Nothing ran.");
-    }
-
-    /**
-     * A bare name is looked up on the run's own PATH, skipping directories the sandbox hides (their files are not
-     * there for the program); a name with '/' is used as given, relative to the working directory.
-     */
-    static String resolveCommand(String cmd, String path, Path cwd, SandboxLayout.Plan plan) {
-        if (cmd.contains("/")) {
-            return cmd;
-        }
-        if (path != null) {
-            for (String dir : path.split(":")) {
-                if (dir.isEmpty() || !dir.startsWith("/")) {
-                    continue;
-                }
-                Path candidate = Path.of(dir).resolve(cmd);
-                java.io.File f = candidate.toFile(); // stats without building an exception per missing candidate
-                if (!f.isFile() || !f.canExecute()) {
-                    continue;
-                }
-                if (plan != null) {
-                    try {
-                        if (!plan.visible(candidate.toRealPath().toString())
-                                || !plan.visible(candidate.toAbsolutePath().normalize().toString())) {
-                            continue;
-                        }
-                    } catch (IOException e) {
-                        continue;
-                    }
-                }
-                return candidate.toString();
-            }
-        }
-        throw new InvalidSpecException("command '" + cmd + "' was not found on the run's PATH");
-    }
-
-    private static ResourceLimits merge(ResourceLimits base, ResourceLimits run) {
-        if (run == null || run.isEmpty()) {
-            return base;
-        }
-        if (base.isEmpty()) {
-            return run;
-        }
-        return new ResourceLimits(run.cpuTime() != null ? run.cpuTime() : base.cpuTime(),
-                run.memoryBytes() != null ? run.memoryBytes() : base.memoryBytes(),
-                run.maxFileBytes() != null ? run.maxFileBytes() : base.maxFileBytes(),
-                run.maxOpenFiles() != null ? run.maxOpenFiles() : base.maxOpenFiles(),
-                run.maxProcesses() != null ? run.maxProcesses() : base.maxProcesses());
-    }
-
-    private static void validateLimits(ResourceLimits limits) {
-        if (limits.maxOpenFiles() != null && limits.maxOpenFiles() < MIN_OPEN_FILES) {
-            throw new InvalidSpecException("maxOpenFiles (" + limits.maxOpenFiles() + ") must be at least "
-                    + MIN_OPEN_FILES + ": the sandbox itself needs a few descriptors");
-        }
-    }
-
-    private String limitsSupport() {
-        return cgroups == null ? "no control groups" : cgroups.describe();
+        return run(planner.plan(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE
+                : extra, limitsFor(spec), outputCap(spec)));
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {
@@ -748,12 +370,6 @@ public final class SandboxEngine implements Engine, CodeExecutor {
                 .build();
     }
 
-    private void requireOpen() {
-        if (closed.get()) {
-            throw new CodeExecException("this SandboxEngine is closed");
-        }
-    }
-
     private static void restrict(Path dir) {
         try {
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
@@ -764,79 +380,35 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
     private void cleanupRoot() {
         try {
-            if (ownsRoot) {
-                deleteTree(sandboxRoot);
-            } else {
-                deleteTree(stateDir);
-            }
+            FileTrees.deleteTree(ownsRoot ? sandboxRoot : stateDir);
         } catch (RuntimeException e) {
             LOG.warn("could not remove the sandbox root: {}", e.toString());
         }
     }
 
-    private static void deleteTree(Path p) {
-        if (p == null || !Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (var walk = Files.walk(p)) {
-            for (Path x : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(x);
-            }
-        } catch (IOException e) {
-            throw new CodeExecException("could not remove " + p.getFileName() + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Kills running sessions, removes every workspace, the engine's state and (when it created it) the root. */
+    /** Removes every workspace, the engine's state and (when it created it) the root. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        RuntimeException failure = null;
-        for (ProgramSession s : List.copyOf(sessions)) {
-            try {
-                s.close();
-            } catch (RuntimeException e) {
-                failure = addTo(failure, e);
-            }
-        }
-        try {
-            codeWorkspaces.close();
-        } catch (RuntimeException e) {
-            failure = addTo(failure, e);
-        }
-        try {
-            manager.close();
-        } catch (RuntimeException e) {
-            failure = addTo(failure, e);
-        }
+    protected void closeBackend() {
+        RuntimeException failure = attempt(null, manager::close);
         launchers.shutdown();
         if (cgroups != null) {
-            cgroups.close();
+            failure = attempt(failure, cgroups::close);
         }
-        try {
+        failure = attempt(failure, () -> {
             if (ownsRoot) {
-                deleteTree(sandboxRoot);
+                FileTrees.deleteTree(sandboxRoot);
             } else {
-                deleteTree(stateDir);
-                Files.deleteIfExists(sandboxRoot.resolve("workspaces"));
+                FileTrees.deleteTree(stateDir);
+                try {
+                    Files.deleteIfExists(sandboxRoot.resolve("workspaces"));
+                } catch (IOException e) {
+                    throw new CodeExecException("could not remove the sandbox root", e);
+                }
             }
-        } catch (RuntimeException | IOException e) {
-            failure = addTo(failure, e instanceof RuntimeException re ? re
-                    : new CodeExecException("could not remove the sandbox root", e));
-        }
+        });
         if (failure != null) {
             throw failure;
         }
-    }
-
-    private static RuntimeException addTo(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     /** Builder for {@link SandboxEngine}. Every setting is optional. */

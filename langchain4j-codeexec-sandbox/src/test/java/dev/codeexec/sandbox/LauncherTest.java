@@ -3,8 +3,9 @@ package dev.codeexec.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.engine.RunResult;
-import dev.codeexec.process.HostLaunch;
-import dev.codeexec.process.HostProcesses;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramRuns;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +22,8 @@ class LauncherTest {
     Path tmp;
 
     private RunResult launch(Launcher.Spec spec) {
-        return HostProcesses.run(new HostLaunch(Launcher.argv(spec), Map.of(), tmp, null, Duration.ofSeconds(10),
-                1 << 16, null));
+        return ProgramRuns.run(HostProcessChannel.direct(), new ProgramLaunch(Launcher.argv(spec), Map.of(),
+                tmp.toString(), null, Duration.ofSeconds(10), 1 << 16, null));
     }
 
     private String status() throws IOException {

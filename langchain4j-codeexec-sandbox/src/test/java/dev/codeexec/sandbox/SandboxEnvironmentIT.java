@@ -7,6 +7,7 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;

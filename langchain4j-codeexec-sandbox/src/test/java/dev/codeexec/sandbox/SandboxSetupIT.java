@@ -14,8 +14,9 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.process.HostLaunch;
-import dev.codeexec.process.HostProcesses;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramRuns;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -124,11 +125,11 @@ class SandboxSetupIT {
     void should_never_mount_a_host_file_when_a_protected_file_is_swapped_between_plan_and_launch()
             throws IOException {
         Files.writeString(root.resolve(".git"), "gitdir: elsewhere\n");
-        HostLaunch planned = engine.plannedLaunch(ws, shell("cat \"$WORKSPACE_DIR/.git\"; cat '" + secretFile + "'"),
+        ProgramLaunch planned = engine.plannedLaunch(ws, shell("cat \"$WORKSPACE_DIR/.git\"; cat '" + secretFile + "'"),
                 AdditionalPermissions.NONE);
         Files.delete(root.resolve(".git"));
         Files.createSymbolicLink(root.resolve(".git"), Path.of(linkTo(root.resolve(".git"), secretFile)));
-        RunResult r = HostProcesses.run(planned);
+        RunResult r = ProgramRuns.run(HostProcessChannel.wrapped(), planned);
         assertThat(r.stdout()).doesNotContain(secret).isEqualTo("gitdir: elsewhere\ngitdir: elsewhere\n");
     }
 
@@ -136,11 +137,11 @@ class SandboxSetupIT {
     void should_refuse_to_run_when_a_read_only_stage_is_swapped_for_a_link_after_the_plan() throws IOException {
         engine.fs().stageDirectory(ws, tmp.resolve("inputs/skill"), "skills/demo", new StageOptions(true, false));
         Path stage = root.resolve("skills/demo");
-        HostLaunch planned = engine.plannedLaunch(ws, shell("cat \"$SKILLS_DIR/demo/key.txt\" '"
+        ProgramLaunch planned = engine.plannedLaunch(ws, shell("cat \"$SKILLS_DIR/demo/key.txt\" '"
                 + secretDir.resolve("key.txt") + "'"), AdditionalPermissions.NONE);
         Files.move(stage, root.resolve("skills/moved"));
         Files.createSymbolicLink(stage, Path.of(linkTo(stage, secretDir)));
-        RunResult r = HostProcesses.run(planned);
+        RunResult r = ProgramRuns.run(HostProcessChannel.wrapped(), planned);
         assertThat(r.stdout()).doesNotContain(secret);
         // The launcher noticed the change: nothing ran.
         assertThat(r.exitCode()).isEqualTo(Launcher.SETUP_FAILED);

@@ -11,7 +11,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * How a run is classified from its private status channel ({@link SandboxEngine#checkSetup}): a program's own output
+ * How a run is classified from its private status channel ({@link SetupStatus.check}): a program's own output
  * and exit code never make it look like a setup failure.
  */
 class SetupStatusTest {
@@ -30,35 +30,35 @@ class SetupStatusTest {
         for (String forged : new String[] {"bwrap: Can't mount tmpfs on /newroot/tmp\n",
                 "codeexec-sandbox-setup: forged\n", "setup-failed changed forged\n"}) {
             RunResult r = result(forged, forged.startsWith("bwrap") ? 1 : 125, false);
-            assertThat(SandboxEngine.checkSetup(r, STARTED_BY_BWRAP, true, WS)).isSameAs(r);
-            assertThat(SandboxEngine.checkSetup(r, Launcher.STARTED + "\n", false, WS)).isSameAs(r);
+            assertThat(SetupStatus.check(r, STARTED_BY_BWRAP, true, WS)).isSameAs(r);
+            assertThat(SetupStatus.check(r, Launcher.STARTED + "\n", false, WS)).isSameAs(r);
         }
     }
 
     @Test
     void should_fail_when_the_program_never_started() {
-        assertThatThrownBy(() -> SandboxEngine.checkSetup(result("bwrap: Can't mount proc on /newroot/proc\n", 1,
+        assertThatThrownBy(() -> SetupStatus.check(result("bwrap: Can't mount proc on /newroot/proc\n", 1,
                 false), SET_UP_BUT_NOT_STARTED, true, WS)).isInstanceOf(BackendUnavailableException.class)
                 .hasMessageContaining("Nothing ran").hasMessageNotContaining("/newroot");
-        assertThatThrownBy(() -> SandboxEngine.checkSetup(result("", 125, false), Launcher.FAILED + " cgroup cannot "
+        assertThatThrownBy(() -> SetupStatus.check(result("", 125, false), Launcher.FAILED + " cgroup cannot "
                 + "join the run's cgroup\n", true, WS)).isInstanceOf(BackendUnavailableException.class)
                 .hasMessageContaining("cannot join the run's cgroup");
-        assertThatThrownBy(() -> SandboxEngine.checkSetup(result("", 125, false), Launcher.FAILED + " "
+        assertThatThrownBy(() -> SetupStatus.check(result("", 125, false), Launcher.FAILED + " "
                 + Launcher.CHANGED + " a path to be mounted changed during setup\n", true, WS))
                 .isInstanceOf(PolicyViolationException.class).hasMessageContaining("changed");
-        assertThatThrownBy(() -> SandboxEngine.checkSetup(result("bwrap: Race condition binding dirfd\n", 1,
+        assertThatThrownBy(() -> SetupStatus.check(result("bwrap: Race condition binding dirfd\n", 1,
                 false), SET_UP_BUT_NOT_STARTED, true, WS)).isInstanceOf(PolicyViolationException.class);
-        assertThatThrownBy(() -> SandboxEngine.checkSetup(result("bwrap: Can't create file at " + WS
+        assertThatThrownBy(() -> SetupStatus.check(result("bwrap: Can't create file at " + WS
                 + "/.git: No such file or directory\n", 1, false), SET_UP_BUT_NOT_STARTED, true, WS))
                 .isInstanceOf(PolicyViolationException.class).hasMessageNotContaining(WS.toString());
         // Without bubblewrap, the launcher reports the start; no report is a launcher that died first.
-        assertThatThrownBy(() -> SandboxEngine.checkSetup(result("", 2, false), "", false, WS))
+        assertThatThrownBy(() -> SetupStatus.check(result("", 2, false), "", false, WS))
                 .isInstanceOf(BackendUnavailableException.class);
     }
 
     @Test
     void should_report_a_command_bubblewrap_could_not_execute_like_a_shell() {
-        RunResult r = SandboxEngine.checkSetup(result("bwrap: execvp /nope: No such file or directory\n", 1, false),
+        RunResult r = SetupStatus.check(result("bwrap: execvp /nope: No such file or directory\n", 1, false),
                 SET_UP_BUT_NOT_STARTED, true, WS);
         assertThat(r.exitCode()).isEqualTo(127);
         assertThat(r.stderr()).contains("not found").doesNotContain("bwrap");
@@ -67,6 +67,6 @@ class SetupStatusTest {
     @Test
     void should_return_a_timed_out_run_as_a_result() {
         RunResult r = result("", 137, true);
-        assertThat(SandboxEngine.checkSetup(r, "", true, WS)).isSameAs(r);
+        assertThat(SetupStatus.check(r, "", true, WS)).isSameAs(r);
     }
 }

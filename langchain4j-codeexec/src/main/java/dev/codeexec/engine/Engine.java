@@ -2,7 +2,6 @@ package dev.codeexec.engine;
 
 import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.artifact.ArtifactService;
 import java.util.Optional;
 
 /**
@@ -11,6 +10,8 @@ import java.util.Optional;
  *
  * <p>An engine owns what it creates: {@link #close()} removes its workspaces and stops its processes, containers or
  * kernels. Engines are thread-safe; runs in different workspaces may proceed in parallel.
+ *
+ * <p>An engine configured with an artifact store also implements {@link dev.codeexec.artifact.ArtifactSource}.
  */
 public interface Engine extends AutoCloseable {
 
@@ -28,11 +29,6 @@ public interface Engine extends AutoCloseable {
 
     /** Long-running sessions with stdin, when {@link Capabilities#interactive()}. */
     default Optional<InteractiveProgramRunner> interactive() {
-        return Optional.empty();
-    }
-
-    /** The artifact store that {@code artifact://} inputs and saved outputs use, when one was configured. */
-    default Optional<ArtifactService> artifacts() {
         return Optional.empty();
     }
 

@@ -1,5 +1,6 @@
 package dev.codeexec.engine;
 
+import dev.codeexec.FileRef;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;

@@ -61,6 +61,24 @@ public record ResourceLimits(Duration cpuTime, Long memoryBytes, Long maxFileByt
         return requested().isEmpty();
     }
 
+    /**
+     * These limits over {@code defaults}, field by field: a limit this one sets wins, one it leaves unset is taken
+     * from {@code defaults}.
+     */
+    public ResourceLimits withDefaults(ResourceLimits defaults) {
+        if (defaults == null || defaults.isEmpty()) {
+            return this;
+        }
+        if (isEmpty()) {
+            return defaults;
+        }
+        return new ResourceLimits(cpuTime != null ? cpuTime : defaults.cpuTime,
+                memoryBytes != null ? memoryBytes : defaults.memoryBytes,
+                maxFileBytes != null ? maxFileBytes : defaults.maxFileBytes,
+                maxOpenFiles != null ? maxOpenFiles : defaults.maxOpenFiles,
+                maxProcesses != null ? maxProcesses : defaults.maxProcesses);
+    }
+
     public static Builder builder() {
         return new Builder();
     }

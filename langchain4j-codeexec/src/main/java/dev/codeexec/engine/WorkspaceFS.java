@@ -1,5 +1,6 @@
 package dev.codeexec.engine;
 
+import dev.codeexec.FileRef;
 import java.nio.file.Path;
 import java.util.List;
 

@@ -71,7 +71,7 @@ public final class CodeExecution implements AutoCloseable {
     public static final String FILE_NAMES_ATTRIBUTE = AttachmentStager.NAMES_ATTRIBUTE;
 
     /** {@value}: the {@code PATH} on which policy runs resolve command names, unless configured otherwise. */
-    public static final String DEFAULT_POLICY_PATH = "/usr/local/bin:/usr/bin:/bin";
+    public static final String DEFAULT_POLICY_PATH = dev.codeexec.policy.ShellEnvironmentPolicy.CLEAN_PATH;
 
     /** {@value} seconds: the time limit of a command when the model gives none. */
     public static final int DEFAULT_TIMEOUT_SECONDS = 60;

@@ -1,7 +1,7 @@
 package dev.codeexec.langchain4j;
 
 import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.engine.FileRef;
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.RunResult;
 import java.time.Duration;

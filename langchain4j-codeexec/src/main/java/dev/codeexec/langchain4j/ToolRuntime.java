@@ -8,11 +8,12 @@ import dev.codeexec.artifact.Artifact;
 import dev.codeexec.artifact.ArtifactNotFoundException;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.artifact.ArtifactSource;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.engine.FileRef;
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.InteractiveProgramRunner;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputSpec;
@@ -850,7 +851,8 @@ final class ToolRuntime implements AutoCloseable {
         if (artifacts != null) {
             return artifacts;
         }
-        Optional<ArtifactService> fromEngine = engine.artifacts();
+        Optional<ArtifactService> fromEngine = engine instanceof ArtifactSource source ? source.artifacts()
+                : Optional.empty();
         return fromEngine.orElseThrow(() -> new Refusal("unsupported", "no artifact store is configured in this "
                 + "application, so files cannot be saved as artifacts. Tell the user where the file is in the "
                 + "workspace instead."));

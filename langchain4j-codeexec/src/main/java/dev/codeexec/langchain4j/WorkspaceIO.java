@@ -6,7 +6,7 @@ import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.engine.FileRef;
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;

@@ -1,43 +1,31 @@
 package dev.codeexec.local;
 
-import dev.codeexec.CodeExecutionInput;
-import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.CodeExecutor;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.InteractiveProgramRunner;
-import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
-import dev.codeexec.engine.ProgramRunner;
-import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunProgramSpec;
-import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
-import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.process.BoundedOutput;
-import dev.codeexec.process.HostLaunch;
-import dev.codeexec.process.HostProcesses;
-import dev.codeexec.process.TrackedSession;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.CommandLookup;
+import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
-import dev.codeexec.workspace.PathResolver;
-import dev.codeexec.workspace.WorkspaceLayout;
-import dev.codeexec.workspace.WorkspaceRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +39,10 @@ import org.slf4j.LoggerFactory;
  * per stream; a timeout kills the whole process tree (each run gets its own PID namespace where the host allows
  * it, so even detached daemons die) and returns promptly; after a run no process it started is left.
  *
+ * <p>The environment of a run follows a {@link ShellEnvironmentPolicy}, by default
+ * {@link ShellEnvironmentPolicy#inheritAll()}: what a shell would see. A clean run gets {@code PATH}, {@code LANG},
+ * its own variables and the workspace's {@code HOME} and {@code TMPDIR}.
+ *
  * <pre>{@code
  * try (LocalEngine engine = LocalEngine.create()) {
  *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
@@ -58,15 +50,15 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  */
-public final class LocalEngine implements Engine, CodeExecutor {
+public final class LocalEngine extends AbstractEngine {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalEngine.class);
 
     /** The no-isolation warning is logged once per JVM, at the first engine. */
     private static final AtomicBoolean WARNED = new AtomicBoolean();
 
-    /** The {@code PATH} of a clean environment. */
-    public static final String CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin";
+    /** The {@code PATH} of a clean environment: {@link ShellEnvironmentPolicy#CLEAN_PATH}. */
+    public static final String CLEAN_PATH = ShellEnvironmentPolicy.CLEAN_PATH;
 
     private static final Capabilities CAPABILITIES = Capabilities.builder()
             .isolation(Isolation.NONE)
@@ -81,17 +73,14 @@ public final class LocalEngine implements Engine, CodeExecutor {
 
     private final HostWorkspaceManager manager;
     private final HostWorkspaceFS fs;
-    private final Map<String, String> baseEnvironment;
-    private final int maxOutputBytes;
+    private final RunEnvironment environment;
     private final ArtifactService artifacts;
     private final Path ownedBaseDir;
-    private final WorkspaceRegistry codeWorkspaces;
-    private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final ProgramRunner runner = this::run;
-    private final InteractiveProgramRunner interactive = this::startSession;
+    private final List<String> wrapper;
+    private final HostProcessChannel channel;
 
     private LocalEngine(Builder b) {
+        super("LocalEngine", b.maxOutputBytes, null);
         Path base = b.baseDir;
         if (base == null) {
             try {
@@ -107,13 +96,10 @@ public final class LocalEngine implements Engine, CodeExecutor {
         this.artifacts = b.artifacts;
         this.fs = HostWorkspaceFS.builder().hostPaths(manager::hostPath).inputRoots(b.inputRoots)
                 .artifacts(b.artifacts).build();
-        this.baseEnvironment = Map.copyOf(b.baseEnvironment == null ? System.getenv() : b.baseEnvironment);
-        this.maxOutputBytes = b.maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : b.maxOutputBytes;
-        if (maxOutputBytes <= 0) {
-            throw new InvalidSpecException("maxOutputBytes (" + maxOutputBytes + ") must be positive");
-        }
-        this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
-        PidNamespace.wrapper();
+        this.environment = RunEnvironment.of(b.envPolicy == null ? ShellEnvironmentPolicy.inheritAll() : b.envPolicy,
+                b.baseEnvironment == null ? System.getenv() : b.baseEnvironment);
+        this.wrapper = PidNamespace.wrapper();
+        this.channel = HostProcessChannel.of(!wrapper.isEmpty());
         if (WARNED.compareAndSet(false, true)) {
             LOG.warn("LocalEngine runs code on this host WITHOUT isolation: programs can read and write your files, "
                     + "reach the network and, unless cleanEnv is set, see your environment. Use the sandbox or "
@@ -146,18 +132,8 @@ public final class LocalEngine implements Engine, CodeExecutor {
     }
 
     @Override
-    public ProgramRunner runner() {
-        return runner;
-    }
-
-    @Override
     public Capabilities describe() {
         return CAPABILITIES;
-    }
-
-    @Override
-    public Optional<InteractiveProgramRunner> interactive() {
-        return Optional.of(interactive);
     }
 
     @Override
@@ -165,129 +141,38 @@ public final class LocalEngine implements Engine, CodeExecutor {
         return Optional.ofNullable(artifacts);
     }
 
-    /**
-     * Runs the blocks in the workspace named by the input's execution id (created on first use and kept until
-     * {@link #close()}), or in a temporary workspace removed afterwards when the id is null.
-     */
+    /** The environment policy of every run. */
+    public ShellEnvironmentPolicy environmentPolicy() {
+        return environment.policy();
+    }
+
     @Override
-    public CodeExecutionResult executeCode(CodeExecutionInput input) {
-        if (input.executionId() == null) {
-            Workspace ws = manager.createWorkspace("code", WorkspacePolicy.DEFAULT);
-            try {
-                return executeCode(ws, input);
-            } finally {
-                manager.cleanup(ws);
-            }
-        }
-        return codeWorkspaces.withWorkspace(input.executionId(), ws -> executeCode(ws, input));
-    }
-
-    private RunResult run(Workspace ws, RunProgramSpec spec) {
-        return HostProcesses.run(prepare(ws, spec));
-    }
-
-    private ProgramSession startSession(Workspace ws, RunProgramSpec spec) {
-        return TrackedSession.track(HostProcesses.start(prepare(ws, spec), UUID.randomUUID().toString()), sessions,
-                null);
-    }
-
-    private HostLaunch prepare(Workspace ws, RunProgramSpec spec) {
-        if (closed.get()) {
-            throw new CodeExecException("this LocalEngine is closed");
-        }
-        CAPABILITIES.requireLimits(spec.limits(), "LocalEngine");
-        PathResolver resolver = fs.resolver(ws);
-        Path cwd = resolver.resolveExisting(spec.cwd());
-        if (!Files.isDirectory(cwd)) {
-            throw new InvalidSpecException("cwd '" + PathResolver.normalize(spec.cwd()) + "' is not a directory");
-        }
-        String runDir = WorkspaceLayout.newRunDir();
-        resolver.ensureDirectory(runDir);
-        Map<String, String> env = environment(resolver.root(), spec, runDir);
-        List<String> wrapper = PidNamespace.wrapper();
+    protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        limitsFor(spec);
+        HostRunPlace place = HostRunPlace.of(fs.resolver(ws), spec);
+        String root = place.root().toString();
+        // A clean run gets the workspace's HOME and TMPDIR; otherwise the host user's stay, as a shell would have them.
+        Map<String, String> env = environment.forRun(spec,
+                RunEnvironment.runtimeVariables(root, place.runDir(), spec.cleanEnv()));
         List<String> argv = new ArrayList<>(wrapper);
-        argv.add(resolveCommand(spec.cmd(), env.get("PATH"), cwd));
+        argv.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), place.cwd().toString(),
+                HostRunPlace::isExecutableFile));
         argv.addAll(spec.args());
-        int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
-        return new HostLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), cap, spec.outputListener(),
-                !wrapper.isEmpty());
+        return new PreparedRun(channel, new ProgramLaunch(argv, env, place.cwd().toString(), spec.stdin(),
+                spec.timeout(), outputCap(spec), spec.outputListener()));
     }
 
-    private Map<String, String> environment(Path root, RunProgramSpec spec, String runDir) {
-        Map<String, String> env = new LinkedHashMap<>();
-        if (spec.cleanEnv()) {
-            env.put("PATH", CLEAN_PATH);
-            env.put("LANG", "C.UTF-8");
-            env.put("HOME", root.resolve(WorkspaceLayout.HOME).toString());
-            env.put("TMPDIR", root.resolve(WorkspaceLayout.TMP).toString());
-        } else {
-            env.putAll(baseEnvironment);
-        }
-        env.putAll(WorkspaceLayout.variables(root.toString(), runDir));
-        env.putAll(spec.env());
-        return env;
-    }
-
-    /** A bare name is looked up on the run's own PATH, never the JVM's; a name with '/' is used as given. */
-    static String resolveCommand(String cmd, String path, Path cwd) {
-        if (cmd.contains("/")) {
-            return cmd;
-        }
-        if (path != null) {
-            for (String dir : path.split(":")) {
-                if (dir.isEmpty()) {
-                    continue;
-                }
-                Path candidate = (dir.startsWith("/") ? Path.of(dir) : cwd.resolve(dir)).resolve(cmd);
-                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-                    return candidate.toString();
-                }
-            }
-        }
-        // The PATH itself is not quoted: it may come from the host's environment.
-        throw new InvalidSpecException("command '" + cmd + "' was not found on the run's PATH; give an absolute "
-                + "path, or set PATH in the run's environment");
-    }
-
-    /** Kills running sessions, removes every workspace, and the base directory when the engine created it. */
+    /** Removes every workspace, and the base directory when the engine created it. */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        RuntimeException failure = null;
-        for (ProgramSession s : List.copyOf(sessions)) {
+    protected void closeBackend() {
+        manager.close();
+        if (ownedBaseDir != null) {
             try {
-                s.close();
-            } catch (RuntimeException e) {
-                failure = addTo(failure, e);
-            }
-        }
-        try {
-            codeWorkspaces.close();
-        } catch (RuntimeException e) {
-            failure = addTo(failure, e);
-        }
-        try {
-            manager.close();
-            if (ownedBaseDir != null) {
                 Files.deleteIfExists(ownedBaseDir);
+            } catch (IOException e) {
+                throw new CodeExecException("could not remove the base directory", e);
             }
-        } catch (RuntimeException | IOException e) {
-            failure = addTo(failure, e instanceof RuntimeException re ? re
-                    : new CodeExecException("could not remove the base directory", e));
         }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private static RuntimeException addTo(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     /** Builder for {@link LocalEngine}. */
@@ -296,9 +181,10 @@ public final class LocalEngine implements Engine, CodeExecutor {
         private List<Path> inputRoots = List.of();
         private ArtifactService artifacts;
         private Map<String, String> baseEnvironment;
+        private ShellEnvironmentPolicy envPolicy;
         private Integer maxOutputBytes;
 
-        /** Where workspaces are created; default a new temporary directory, removed on {@link #close()}. */
+        /** Where workspaces are created; default a new temporary directory, removed on {@link LocalEngine#close()}. */
         public Builder baseDir(Path baseDir) {
             this.baseDir = baseDir;
             return this;
@@ -317,11 +203,20 @@ public final class LocalEngine implements Engine, CodeExecutor {
         }
 
         /**
-         * The environment runs inherit when they do not ask for a clean one; default the JVM's environment. Pass
-         * a smaller map to keep host secrets out of every run.
+         * The host environment the {@link #environmentPolicy environment policy} filters for runs that do not ask
+         * for a clean one; default the JVM's environment. Pass a smaller map to keep host secrets out of every run.
          */
         public Builder baseEnvironment(Map<String, String> baseEnvironment) {
             this.baseEnvironment = baseEnvironment;
+            return this;
+        }
+
+        /**
+         * How runs' environments are built from the host's; default {@link ShellEnvironmentPolicy#inheritAll()}.
+         * {@link ShellEnvironmentPolicy#sandboxDefault()} keeps likely credentials out.
+         */
+        public Builder environmentPolicy(ShellEnvironmentPolicy policy) {
+            this.envPolicy = policy;
             return this;
         }
 

@@ -1,7 +1,9 @@
 package dev.codeexec.local;
 
-import dev.codeexec.process.HostLaunch;
-import dev.codeexec.process.HostProcesses;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramRuns;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The wrapper that puts each local run in its own PID namespace, so that killing the namespace's init kills every
  * process of the run, including daemons that left their process group or session (see
- * {@link dev.codeexec.process.ProcessTreeKiller}). Chosen once per JVM by probing:
+ * {@link dev.codeexec.internal.host.ProcessTreeKiller}). Chosen once per JVM by probing:
  * <ol>
  *   <li>{@code unshare --pid --fork --kill-child} (root, or CAP_SYS_ADMIN);</li>
  *   <li>the same with {@code --map-current-user} (an unprivileged user namespace);</li>
@@ -57,8 +59,9 @@ final class PidNamespace {
                 argv.set(0, unshare);
                 argv.add(truePath);
                 try {
-                    var r = HostProcesses.run(new HostLaunch(argv, Map.of("PATH", "/usr/bin:/bin"), Path.of("/"),
-                            null, Duration.ofSeconds(10), 4096, null));
+                    var r = ProgramRuns.run(HostProcessChannel.direct(), new ProgramLaunch(argv,
+                            Map.of("PATH", ShellEnvironmentPolicy.CLEAN_PATH), "/", null, Duration.ofSeconds(10), 4096,
+                            null));
                     if (r.exitCode() == 0) {
                         List<String> chosen = new java.util.ArrayList<>(candidate);
                         chosen.set(0, unshare);

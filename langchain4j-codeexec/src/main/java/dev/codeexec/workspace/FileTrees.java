@@ -14,14 +14,22 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.EnumSet;
 import java.util.Set;
 
-/** Host file-tree helpers that never follow symbolic links. */
-final class FileTrees {
+/**
+ * Host file-tree helpers that never follow symbolic links: the one tree deletion and tree copy of the host-directory
+ * backends.
+ */
+public final class FileTrees {
 
     private FileTrees() {
     }
 
-    /** Deletes a file or directory tree; links are deleted, never followed. A missing path does nothing. */
-    static void deleteTree(Path path) {
+    /**
+     * Deletes a file or directory tree; links are deleted, never followed; directories a program made read-only or
+     * unreadable are opened up first. A missing path does nothing.
+     *
+     * @throws CodeExecException when something cannot be deleted (the message names only the tree's last segment)
+     */
+    public static void deleteTree(Path path) {
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }

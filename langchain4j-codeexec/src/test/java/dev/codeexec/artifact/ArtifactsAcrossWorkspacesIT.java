@@ -1,6 +1,6 @@
 package dev.codeexec.artifact;
 
-import dev.codeexec.engine.FileRef;
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;

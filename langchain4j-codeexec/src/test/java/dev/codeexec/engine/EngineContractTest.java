@@ -1,5 +1,6 @@
 package dev.codeexec.engine;
 
+import dev.codeexec.FileRef;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;

@@ -3,7 +3,7 @@ package dev.codeexec.langchain4j;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.engine.FileRef;
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputManifest;

@@ -15,7 +15,9 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.process.BoundedOutput;
+import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.internal.process.BoundedOutput;
+import dev.codeexec.spi.CommandLookup;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -194,11 +196,16 @@ class LocalEngineTest {
         Files.writeString(rel.resolve("tool"), "#!/bin/sh\n");
         Files.setPosixFilePermissions(rel.resolve("tool"), PosixFilePermissions.fromString("rwxr-xr-x"));
 
-        assertThat(LocalEngine.resolveCommand("tool", ":" + noexec + "::tools", cwd))
+        assertThat(resolve("tool", ":" + noexec + "::tools", cwd))
                 .isEqualTo(rel.resolve("tool").toString());
-        assertThat(LocalEngine.resolveCommand("./x/y", null, cwd)).isEqualTo("./x/y");
-        assertThatThrownBy(() -> LocalEngine.resolveCommand("tool", null, cwd))
+        assertThat(resolve("./x/y", null, cwd)).isEqualTo("./x/y");
+        assertThatThrownBy(() -> resolve("tool", null, cwd))
                 .isInstanceOf(InvalidSpecException.class);
+    }
+
+    /** The one lookup rule, as the local engine applies it. */
+    private static String resolve(String cmd, String path, Path cwd) {
+        return CommandLookup.resolve(cmd, path, cwd.toString(), HostRunPlace::isExecutableFile);
     }
 
     @Test

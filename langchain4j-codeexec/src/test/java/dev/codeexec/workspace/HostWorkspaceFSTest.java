@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.codeexec.artifact.ArtifactNotFoundException;
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.engine.FileRef;
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputLimit;

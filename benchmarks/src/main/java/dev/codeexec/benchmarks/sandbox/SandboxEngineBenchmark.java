@@ -5,9 +5,9 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.process.HostLaunch;
 import dev.codeexec.sandbox.AdditionalPermissions;
 import dev.codeexec.sandbox.SandboxEngine;
+import dev.codeexec.spi.ProgramLaunch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -42,7 +42,7 @@ public final class SandboxEngineBenchmark {
         try (SandboxEngine engine = SandboxEngine.create()) {
             Workspace ws = engine.manager().createWorkspace("bench", WorkspacePolicy.DEFAULT);
             RunProgramSpec spec = RunProgramSpec.builder("/bin/true").build();
-            HostLaunch raw = engine.plannedLaunch(ws, spec, AdditionalPermissions.NONE);
+            ProgramLaunch raw = engine.plannedLaunch(ws, spec, AdditionalPermissions.NONE);
             for (int i = 0; i < 50; i++) {
                 check(engine.runner().runProgram(ws, spec));
                 rawRun(raw);
@@ -77,7 +77,7 @@ public final class SandboxEngineBenchmark {
 
     private static void concurrent(SandboxEngine engine, int rounds) throws Exception {
         List<Workspace> spaces = new ArrayList<>();
-        List<HostLaunch> raws = new ArrayList<>();
+        List<ProgramLaunch> raws = new ArrayList<>();
         RunProgramSpec spec = RunProgramSpec.builder("/bin/true").build();
         for (int i = 0; i < CONCURRENCY; i++) {
             Workspace w = engine.manager().createWorkspace("c" + i, WorkspacePolicy.DEFAULT);
@@ -130,9 +130,9 @@ public final class SandboxEngineBenchmark {
         return ok;
     }
 
-    private static void rawRound(ExecutorService pool, List<HostLaunch> raws) throws Exception {
+    private static void rawRound(ExecutorService pool, List<ProgramLaunch> raws) throws Exception {
         List<Future<?>> fs = new ArrayList<>();
-        for (HostLaunch l : raws) {
+        for (ProgramLaunch l : raws) {
             fs.add(pool.submit(() -> {
                 rawRun(l);
                 return null;
@@ -150,8 +150,8 @@ public final class SandboxEngineBenchmark {
     }
 
     /** Starts the same command line with an empty environment, drains both streams, waits. */
-    private static void rawRun(HostLaunch l) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(l.argv()).directory(l.directory().toFile());
+    private static void rawRun(ProgramLaunch l) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(l.argv()).directory(new java.io.File(l.directory()));
         pb.environment().clear();
         pb.environment().putAll(l.environment());
         Process p = pb.start();

@@ -8,7 +8,7 @@ import dev.codeexec.sandbox.AdditionalPermissions;
 import dev.codeexec.sandbox.NetworkMode;
 import dev.codeexec.sandbox.PermissionProfile;
 import dev.codeexec.sandbox.SandboxEngine;
-import dev.codeexec.sandbox.ShellEnvironmentPolicy;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.workspace.WorkspaceGlob;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,4 +1,4 @@
-package dev.codeexec.process;
+package dev.codeexec.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,8 @@ import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.process.SafeListener;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,21 +18,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The launcher without the local engine's PID-namespace wrapper: what every host backend builds on. */
-class HostProcessesTest {
+/** Runs and sessions over the host channel without the local engine's PID-namespace wrapper. */
+class ProgramRunsTest {
 
     private static final Map<String, String> ENV = Map.of("PATH", "/usr/bin:/bin");
 
     @TempDir
     Path dir;
 
-    private HostLaunch launch(String script, String stdin, Duration timeout) {
-        return new HostLaunch(List.of("/bin/sh", "-c", script), ENV, dir, stdin, timeout, 1 << 20, null);
+    private static final ProcessChannel HOST = HostProcessChannel.direct();
+
+    private ProgramLaunch launch(String script, String stdin, Duration timeout) {
+        return new ProgramLaunch(List.of("/bin/sh", "-c", script), ENV, dir.toString(), stdin, timeout, 1 << 20, null);
     }
 
     @Test
     void should_report_exit_code_and_both_streams_when_program_runs() {
-        RunResult r = HostProcesses.run(launch("cat; echo err >&2; exit 5", "in", Duration.ofSeconds(20)));
+        RunResult r = ProgramRuns.run(HOST, launch("cat; echo err >&2; exit 5", "in", Duration.ofSeconds(20)));
 
         assertThat(r.stdout()).isEqualTo("in");
         assertThat(r.stderr()).isEqualTo("err\n");
@@ -40,7 +44,7 @@ class HostProcessesTest {
 
     @Test
     void should_return_timed_out_with_partial_output_when_deadline_passes() {
-        RunResult r = HostProcesses.run(launch("echo partial; sleep 30", null, Duration.ofMillis(300)));
+        RunResult r = ProgramRuns.run(HOST, launch("echo partial; sleep 30", null, Duration.ofMillis(300)));
 
         assertThat(r.timedOut()).isTrue();
         assertThat(r.exitCode()).isEqualTo(-1);
@@ -49,31 +53,31 @@ class HostProcessesTest {
 
     @Test
     void should_not_leak_working_directory_when_program_cannot_start() {
-        HostLaunch missing = new HostLaunch(List.of("/nonexistent/prog"), ENV, dir, null, Duration.ofSeconds(5),
-                1024, null);
+        ProgramLaunch missing = new ProgramLaunch(List.of("/nonexistent/prog"), ENV, dir.toString(), null,
+                Duration.ofSeconds(5), 1024, null);
 
-        assertThatThrownBy(() -> HostProcesses.run(missing)).isInstanceOf(BackendUnavailableException.class)
+        assertThatThrownBy(() -> ProgramRuns.run(HOST, missing)).isInstanceOf(BackendUnavailableException.class)
                 .hasMessageContaining("/nonexistent/prog").hasMessageNotContaining(dir.toString());
     }
 
     @Test
     void should_ignore_listener_when_it_threw_once() {
         AtomicInteger calls = new AtomicInteger();
-        HostProcesses.SafeListener l = new HostProcesses.SafeListener((stream, chunk) -> {
+        SafeListener l = new SafeListener((stream, chunk) -> {
             calls.incrementAndGet();
             throw new IllegalStateException("bug");
         });
 
-        l.onOutput(StdStream.STDOUT, new byte[] {1}, 1);
-        l.onOutput(StdStream.STDERR, new byte[] {2}, 1);
-        new HostProcesses.SafeListener(null).onOutput(StdStream.STDOUT, new byte[] {1}, 1);
+        l.onOutput(StdStream.STDOUT, new byte[] {1}, 0, 1);
+        l.onOutput(StdStream.STDERR, new byte[] {2}, 0, 1);
+        new SafeListener(null).onOutput(StdStream.STDOUT, new byte[] {1}, 0, 1);
 
         assertThat(calls).hasValue(1);
     }
 
     @Test
     void should_keep_shutdown_output_when_session_is_terminated_with_grace() {
-        try (ProgramSession s = HostProcesses.start(launch("trap 'echo bye; exit 3' TERM; echo up; "
+        try (ProgramSession s = ProgramRuns.startSession(HOST, launch("trap 'echo bye; exit 3' TERM; echo up; "
                 + "while :; do sleep 0.1; done", null, Duration.ofSeconds(60)), "s1")) {
             ProgramPoll p = s.await(Duration.ofMillis(50), 0, 100);
             for (int i = 0; i < 300 && !p.output().contains("up"); i++) {

@@ -1,4 +1,4 @@
-package dev.codeexec.process;
+package dev.codeexec.internal.process;
 
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;

@@ -1,9 +1,13 @@
-package dev.codeexec.process;
+package dev.codeexec.internal.process;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
-import dev.codeexec.engine.StdStream;
+import dev.codeexec.spi.ChannelProcess;
+import dev.codeexec.spi.ProcessChannel;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramRuns;
+import dev.codeexec.spi.ProgramSignal;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +24,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An interactive host process: output kept in a {@link SessionLog}, stdin open until closed, a life-time limit.
+ * An interactive program on any {@link ProcessChannel}: output of both streams kept in a {@link SessionLog}, stdin
+ * open until closed, a life-time limit. Internal: engines hand it out as a {@link ProgramSession}.
  *
  * <p>Standard input is written by an I/O thread, in chunks, one write at a time; {@link #write} waits for its write at
  * most {@link #WRITE_WAIT} and then fails, so a program that does not read its input holds up neither the caller nor,
@@ -29,7 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * already handed to the pipe cannot be taken back: the I/O thread stays in it until the program reads or dies (the
  * session's life-time limit ends it at the latest).
  */
-final class HostProgramSession implements ProgramSession {
+public final class ChannelSession implements ProgramSession {
 
     /** {@value} bytes of recent output kept per session (1 MiB). */
     static final int LOG_CAPACITY = 1 << 20;
@@ -41,13 +46,11 @@ final class HostProgramSession implements ProgramSession {
     private static final int CHUNK = 8192;
 
     private static final ScheduledExecutorService TIMER =
-            Executors.newSingleThreadScheduledExecutor(HostProcesses.daemonThreads("codeexec-session-timer-"));
+            Executors.newSingleThreadScheduledExecutor(IoThreads.daemonThreads("codeexec-session-timer-"));
 
     private final String id;
-    private final Process process;
-    private final boolean wrapped;
     private final SessionLog log = new SessionLog(LOG_CAPACITY);
-    private final CompletableFuture<Void> pumps;
+    private final ChannelProcess process;
     private final ScheduledFuture<?> deadline;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Duration writeWait;
@@ -73,26 +76,26 @@ final class HostProgramSession implements ProgramSession {
         }
     }
 
-    HostProgramSession(String id, Process process, HostLaunch launch) {
-        this(id, process, launch, WRITE_WAIT);
+    /** Starts the program on {@code channel} and returns its session. */
+    public static ChannelSession start(String id, ProcessChannel channel, ProgramLaunch launch) {
+        return new ChannelSession(id, channel, launch, WRITE_WAIT);
     }
 
     /** @param writeWait how long {@link #write} waits for the program to take its input */
-    HostProgramSession(String id, Process process, HostLaunch launch, Duration writeWait) {
+    ChannelSession(String id, ProcessChannel channel, ProgramLaunch launch, Duration writeWait) {
         this.id = id;
-        this.process = process;
         this.writeWait = writeWait;
-        this.wrapped = launch.wrapped();
-        HostProcesses.SafeListener listener = new HostProcesses.SafeListener(launch.listener());
-        this.pumps = CompletableFuture.allOf(
-                HostProcesses.pump(process.getInputStream(), StdStream.STDOUT, log::write, listener),
-                HostProcesses.pump(process.getErrorStream(), StdStream.STDERR, log::write, listener));
-        this.stdin = process.getOutputStream();
+        SafeListener listener = new SafeListener(launch.listener());
+        this.process = channel.start(launch, (stream, b, off, len) -> {
+            log.write(b, off, len);
+            listener.onOutput(stream, b, off, len);
+        });
+        this.stdin = process.stdin();
         this.deadline = TIMER.schedule(() -> {
             timedOut = true;
-            ProcessTreeKiller.kill(process);
+            process.killTree();
         }, launch.timeout().toMillis(), TimeUnit.MILLISECONDS);
-        process.onExit().thenRun(() -> deadline.cancel(false));
+        process.exit().whenComplete((code, e) -> deadline.cancel(false));
         if (launch.stdin() != null && !launch.stdin().isEmpty()) {
             // Fed like any write, without waiting: a program that does not read it must not block the start. A later
             // write waits for it, so the order is kept.
@@ -109,21 +112,17 @@ final class HostProgramSession implements ProgramSession {
 
     @Override
     public ProgramPoll poll(long offset, int maxBytes) {
-        boolean running = process.isAlive();
+        boolean running = alive();
         if (!running) {
-            // Output written just before exit is still in the pipes: give the pumps a moment.
-            HostProcesses.await(pumps, Duration.ofMillis(200));
+            // Output written just before exit may still be on its way: give it a moment.
+            IoThreads.await(process.outputEnd(), Duration.ofMillis(200));
         }
         return log.read(offset, maxBytes, running, exitCode().orElse(null), timedOut);
     }
 
     @Override
     public ProgramPoll await(Duration wait, long offset, int maxBytes) {
-        try {
-            process.waitFor(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        IoThreads.await(process.exit(), wait);
         return poll(offset, maxBytes);
     }
 
@@ -174,7 +173,7 @@ final class HostProgramSession implements ProgramSession {
         if (stdin == null || closeRequested) {
             throw new InvalidSpecException("the program's standard input was closed; cannot write to it");
         }
-        if (!process.isAlive()) {
+        if (!alive()) {
             throw new InvalidSpecException("the program has exited; cannot write to it");
         }
     }
@@ -184,7 +183,7 @@ final class HostProgramSession implements ProgramSession {
         PendingWrite w = new PendingWrite(bytes.length);
         OutputStream out = stdin;
         pending = w;
-        HostProcesses.IO.execute(() -> feed(w, bytes, out));
+        IoThreads.IO.execute(() -> feed(w, bytes, out));
         return w;
     }
 
@@ -208,7 +207,7 @@ final class HostProgramSession implements ProgramSession {
                 // A close asked for while this write was in flight happens now: closing earlier would have waited
                 // for this thread's lock on the stream. Flushed after every chunk, so closing does not block.
                 if (closeRequested && stdin != null) {
-                    HostProcesses.closeQuietly(stdin);
+                    IoThreads.closeQuietly(stdin);
                     stdin = null;
                 }
             }
@@ -244,36 +243,42 @@ final class HostProgramSession implements ProgramSession {
         synchronized (stdinLock) {
             closeRequested = true;
             if (pending == null && stdin != null) {
-                HostProcesses.closeQuietly(stdin);
+                IoThreads.closeQuietly(stdin);
                 stdin = null;
             }
         }
     }
 
+    /**
+     * Sends SIGTERM to the program (not to a launcher around it), waits up to {@code grace} for it to exit, then kills
+     * the tree; returns once it is gone, with the output it printed while shutting down.
+     */
     @Override
     public void kill(Duration grace) {
-        if (process.isAlive()) {
-            ProcessTreeKiller.terminate(process, grace, wrapped);
+        if (alive()) {
+            process.signal(ProgramSignal.TERMINATE);
+            IoThreads.await(process.exit(), grace);
+            process.killTree();
         }
         awaitExit();
-        HostProcesses.await(pumps, Duration.ofSeconds(2));
     }
 
-    /** After a SIGKILL the process is gone once reaped: wait for that (bounded), so callers see it ended. */
+    /** After a kill the program is gone once reaped: wait for that and its last output (bounded). */
     private void awaitExit() {
-        try {
-            process.waitFor(2, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        IoThreads.await(process.exit(), ProgramRuns.KILL_DRAIN);
+        IoThreads.await(process.outputEnd(), ProgramRuns.KILL_DRAIN);
+    }
+
+    private boolean alive() {
+        return !process.exit().isDone();
     }
 
     @Override
     public Optional<Integer> exitCode() {
-        if (process.isAlive()) {
+        if (alive()) {
             return Optional.empty();
         }
-        return Optional.of(timedOut ? -1 : process.exitValue());
+        return Optional.of(timedOut ? -1 : process.exit().join());
     }
 
     @Override
@@ -281,12 +286,11 @@ final class HostProgramSession implements ProgramSession {
         if (closed.compareAndSet(false, true)) {
             deadline.cancel(false);
             // Kill first: a write blocked on a full pipe ends (broken pipe) once the reader is gone.
-            if (process.isAlive()) {
-                ProcessTreeKiller.kill(process);
-                awaitExit();
+            if (alive()) {
+                process.killTree();
             }
+            awaitExit();
             closeStdin();
-            HostProcesses.await(pumps, Duration.ofSeconds(2));
         }
     }
 }

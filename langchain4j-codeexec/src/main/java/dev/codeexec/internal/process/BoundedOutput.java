@@ -1,4 +1,4 @@
-package dev.codeexec.process;
+package dev.codeexec.internal.process;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package dev.codeexec.sandbox;
+package dev.codeexec.policy;
 
 import dev.codeexec.workspace.WorkspaceGlob;
 import dev.codeexec.engine.InvalidSpecException;
@@ -14,8 +14,9 @@ import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
- * Decides the environment of a sandboxed program from the host's. Immutable; build with {@link #builder()} or start
- * from {@link #sandboxDefault()}.
+ * Decides the environment of a program from the host's: the one environment policy, applied by every backend.
+ * Immutable; build with {@link #builder()} or start from {@link #sandboxDefault()} (the sandbox's default) or
+ * {@link #inheritAll()} (the local engine's default).
  *
  * <p>Resolution order, each step on the result of the previous one:
  * <ol>
@@ -30,7 +31,7 @@ import java.util.regex.Pattern;
  *   <li>add the runtime variables last, overriding anything above: {@code HOME} and {@code TMPDIR} inside the
  *       workspace, {@code WORKSPACE_DIR}, {@code WORK_DIR}, {@code OUTPUT_DIR}, {@code RUN_DIR},
  *       {@code SKILLS_DIR}, …;</li>
- *   <li>set {@code PATH} to {@value #FALLBACK_PATH} when nothing above set it.</li>
+ *   <li>set {@code PATH} to {@value #CLEAN_PATH} when nothing above set it.</li>
  * </ol>
  * A clean-environment run ({@code RunProgramSpec.cleanEnv}) skips steps 1–4 and sets {@code LANG=C.UTF-8} unless the
  * run sets it: the program sees only {@code PATH}, {@code LANG}, the run's variables and the runtime variables.
@@ -79,8 +80,11 @@ public final class ShellEnvironmentPolicy {
     public static final Set<String> CORE_VARIABLES = Set.of("PATH", "SHELL", "HOME", "TMPDIR", "TMP", "TEMP", "LANG",
             "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TERM");
 
-    /** {@code PATH} when no step sets one. */
-    public static final String FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+    /**
+     * {@value}: the {@code PATH} of a clean environment, and the one set when no step sets one. The one spelling of
+     * it: engines, the command policy and the tools refer to this constant.
+     */
+    public static final String CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin";
 
     private final Inherit inherit;
     private final boolean applyDefaultExcludes;
@@ -116,6 +120,14 @@ public final class ShellEnvironmentPolicy {
      */
     public static ShellEnvironmentPolicy sandboxDefault() {
         return builder().build();
+    }
+
+    /**
+     * Everything the host has, without the default excludes: what a program started from a shell would see. The
+     * local engine's default (it is not a sandbox); runs that ask for a clean environment still get a clean one.
+     */
+    public static ShellEnvironmentPolicy inheritAll() {
+        return builder().inherit(Inherit.ALL).applyDefaultExcludes(false).build();
     }
 
     /** A builder whose defaults are those of {@link #sandboxDefault()}. */
@@ -171,8 +183,11 @@ public final class ShellEnvironmentPolicy {
         return finish(cleanEnv ? Map.of() : base(host), runEnv, cleanEnv, runtime);
     }
 
-    /** Steps 1–4 (inherit, default excludes, excludes, set): the part that depends only on the host. */
-    Map<String, String> base(Map<String, String> host) {
+    /**
+     * Steps 1–4 (inherit, default excludes, excludes, set): the part that depends only on the host, so an engine
+     * computes it once.
+     */
+    public Map<String, String> base(Map<String, String> host) {
         Map<String, String> env = new TreeMap<>();
         if (host != null) {
             host.forEach((k, v) -> {
@@ -191,8 +206,12 @@ public final class ShellEnvironmentPolicy {
         return env;
     }
 
-    /** Steps 5–8 on top of a {@link #base} (or nothing, for a clean environment). */
-    Map<String, String> finish(Map<String, String> base, Map<String, String> runEnv, boolean cleanEnv,
+    /**
+     * Steps 5–8 on top of a {@link #base} (or of nothing, for a clean environment).
+     *
+     * @throws InvalidSpecException when a run's variable has an invalid name
+     */
+    public Map<String, String> finish(Map<String, String> base, Map<String, String> runEnv, boolean cleanEnv,
                                Map<String, String> runtime) {
         Map<String, String> env = new TreeMap<>(base);
         if (cleanEnv) {
@@ -210,7 +229,7 @@ public final class ShellEnvironmentPolicy {
         if (runtime != null) {
             env.putAll(runtime);
         }
-        env.putIfAbsent("PATH", FALLBACK_PATH);
+        env.putIfAbsent("PATH", CLEAN_PATH);
         return env;
     }
 
@@ -231,7 +250,7 @@ public final class ShellEnvironmentPolicy {
     private static List<Pattern> compile(List<String> patterns) {
         List<Pattern> out = new ArrayList<>();
         for (String p : patterns) {
-            String re = PermissionProfile.isGlob(p) ? WorkspaceGlob.toRegex(p) : Pattern.quote(p);
+            String re = WorkspaceGlob.isGlob(p) ? WorkspaceGlob.toRegex(p) : Pattern.quote(p);
             out.add(Pattern.compile(re, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE));
         }
         return out;

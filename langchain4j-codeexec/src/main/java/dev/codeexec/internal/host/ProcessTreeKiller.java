@@ -1,11 +1,12 @@
-package dev.codeexec.process;
+package dev.codeexec.internal.host;
 
-import java.time.Duration;
+import dev.codeexec.spi.ProgramSignal;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
- * The one process-tree killer.
+ * The one process-tree killer of host processes. Internal: not part of the API.
  *
  * <p>Programs are launched inside a PID namespace (the local engine wraps them in
  * {@code unshare --pid --fork --kill-child}; bubblewrap is given {@code --unshare-pid --die-with-parent}). The
@@ -35,24 +36,32 @@ public final class ProcessTreeKiller {
     }
 
     /**
-     * Sends SIGTERM to the tree, waits up to {@code grace} for the launched process to exit, then {@link #kill kills}
-     * what is left. With {@code spareLauncher} (the launch was {@link HostLaunch#wrapped() wrapped}) only the
-     * descendants get SIGTERM: the wrapper would take the namespace down at once. A program that is itself its
-     * namespace's init (the local backend) receives SIGTERM from outside only if it handles it; otherwise the final
-     * kill after the grace ends it.
+     * Sends a signal to the tree without killing it. With {@code spareLauncher} (the launch is wrapped) only the
+     * descendants get it: the wrapper would take the namespace down at once. A program that is itself its
+     * namespace's init (the local backend) receives a signal from outside only if it handles it; a graceful stop
+     * then ends with the kill after the grace.
      */
-    public static void terminate(Process process, Duration grace, boolean spareLauncher) {
+    public static void signal(Process process, ProgramSignal signal, boolean spareLauncher) {
         ProcessHandle h = process.toHandle();
-        h.descendants().forEach(ProcessHandle::destroy);
+        List<ProcessHandle> targets = new ArrayList<>(h.descendants().toList());
         if (!spareLauncher) {
-            // Not Process.destroy(): it closes the pipes, and output printed while shutting down would be lost.
-            h.destroy();
+            targets.add(0, h);
         }
+        if (signal == ProgramSignal.TERMINATE) {
+            // Not Process.destroy(): it closes the pipes, and output printed while shutting down would be lost.
+            targets.forEach(ProcessHandle::destroy);
+            return;
+        }
+        // ProcessHandle sends only SIGTERM and SIGKILL: other signals go through kill(1).
+        List<String> argv = new ArrayList<>(List.of("/bin/kill", "-INT"));
+        targets.forEach(t -> argv.add(Long.toString(t.pid())));
         try {
-            process.waitFor(Math.max(0, grace.toMillis()), TimeUnit.MILLISECONDS);
+            new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start().waitFor();
+        } catch (IOException e) {
+            // No kill(1): the signal is not sent; the caller's kill after the grace still ends the tree.
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        kill(process);
     }
 }

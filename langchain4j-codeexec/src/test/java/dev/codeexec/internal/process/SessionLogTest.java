@@ -1,4 +1,4 @@
-package dev.codeexec.process;
+package dev.codeexec.internal.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

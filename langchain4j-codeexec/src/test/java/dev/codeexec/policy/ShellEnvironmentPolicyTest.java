@@ -1,4 +1,4 @@
-package dev.codeexec.sandbox;
+package dev.codeexec.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -64,7 +64,7 @@ class ShellEnvironmentPolicyTest {
     void should_fall_back_to_standard_path() {
         Map<String, String> env = ShellEnvironmentPolicy.builder().inherit(ShellEnvironmentPolicy.Inherit.NONE).build()
                 .resolve(HOST, null, false, null);
-        assertThat(env).containsOnly(Map.entry("PATH", ShellEnvironmentPolicy.FALLBACK_PATH));
+        assertThat(env).containsOnly(Map.entry("PATH", ShellEnvironmentPolicy.CLEAN_PATH));
     }
 
     @Test
@@ -74,7 +74,7 @@ class ShellEnvironmentPolicyTest {
         Map<String, String> env = p.resolve(HOST, Map.of("ONLY", "this"), true, RUNTIME);
         assertThat(env.keySet()).containsExactlyInAnyOrder("PATH", "LANG", "ONLY", "HOME", "TMPDIR",
                 "WORKSPACE_DIR");
-        assertThat(env).containsEntry("LANG", "C.UTF-8").containsEntry("PATH", ShellEnvironmentPolicy.FALLBACK_PATH);
+        assertThat(env).containsEntry("LANG", "C.UTF-8").containsEntry("PATH", ShellEnvironmentPolicy.CLEAN_PATH);
     }
 
     @Test

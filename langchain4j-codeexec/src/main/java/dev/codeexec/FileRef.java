@@ -1,4 +1,4 @@
-package dev.codeexec.engine;
+package dev.codeexec;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package dev.codeexec.process;
+package dev.codeexec.internal.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramPoll;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.ProgramLaunch;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Writes to a session's stdin are bounded: a program that does not read fails the write after the write wait, a
  * write stuck on a full pipe never holds up kill or closeStdin, and a program that reads gets everything.
  */
-class HostProgramSessionTest {
+class ChannelSessionTest {
 
     private static final Map<String, String> ENV = Map.of("PATH", "/usr/bin:/bin");
     /** Far beyond any pipe buffer (64 KiB on Linux, 16 KiB on macOS). */
@@ -31,15 +33,15 @@ class HostProgramSessionTest {
     @TempDir
     Path dir;
 
-    private HostProgramSession start(String script, String stdin, Duration writeWait) {
-        HostLaunch launch = new HostLaunch(List.of("/bin/sh", "-c", script), ENV, dir, stdin, Duration.ofSeconds(120),
-                1 << 20, null);
-        return new HostProgramSession("internal-id-42", HostProcesses.start(launch), launch, writeWait);
+    private ChannelSession start(String script, String stdin, Duration writeWait) {
+        ProgramLaunch launch = new ProgramLaunch(List.of("/bin/sh", "-c", script), ENV, dir.toString(), stdin,
+                Duration.ofSeconds(120), 1 << 20, null);
+        return new ChannelSession("internal-id-42", HostProcessChannel.direct(), launch, writeWait);
     }
 
     @Test
     void should_fail_the_write_and_name_no_session_when_the_program_does_not_read() {
-        try (HostProgramSession s = start("sleep 120", null, Duration.ofMillis(500))) {
+        try (ChannelSession s = start("sleep 120", null, Duration.ofMillis(500))) {
             assertTimeoutPreemptively(BOUND, () -> assertThatThrownBy(() -> s.write(MEGABYTE, false))
                     .isInstanceOf(InvalidSpecException.class)
                     .hasMessageStartingWith("the program is not reading its standard input: it took ")
@@ -58,7 +60,7 @@ class HostProgramSessionTest {
 
     @Test
     void should_not_let_an_unread_initial_stdin_block_a_later_write() {
-        try (HostProgramSession s = start("sleep 120", MEGABYTE, Duration.ofMillis(500))) {
+        try (ChannelSession s = start("sleep 120", MEGABYTE, Duration.ofMillis(500))) {
             assertTimeoutPreemptively(BOUND, () -> assertThatThrownBy(() -> s.write("x", true))
                     .hasMessageContaining("not reading its standard input"));
         }
@@ -66,7 +68,7 @@ class HostProgramSessionTest {
 
     @Test
     void should_kill_and_close_stdin_at_once_when_a_write_is_stuck_on_a_full_pipe() throws Exception {
-        try (HostProgramSession s = start("sleep 120", null, Duration.ofSeconds(100))) {
+        try (ChannelSession s = start("sleep 120", null, Duration.ofSeconds(100))) {
             // A writer that would wait long: kill and closeStdin must not wait for it.
             CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> s.write(MEGABYTE, false));
             assertThat(writer).isNotDone();
@@ -86,7 +88,7 @@ class HostProgramSessionTest {
 
     @Test
     void should_deliver_all_input_in_order_when_the_program_reads() {
-        try (HostProgramSession s = start("wc -c", "abc", Duration.ofSeconds(30))) {
+        try (ChannelSession s = start("wc -c", "abc", Duration.ofSeconds(30))) {
             assertTimeoutPreemptively(BOUND, () -> {
                 s.write(MEGABYTE, false);
                 s.write("", true);

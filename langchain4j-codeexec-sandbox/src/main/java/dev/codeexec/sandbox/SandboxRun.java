@@ -1,0 +1,70 @@
+package dev.codeexec.sandbox;
+
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.workspace.FileTrees;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A planned sandbox run: its launch, its control group and its private directory (status file, pinned file links),
+ * released once after the run or session. Its result is checked against the out-of-band setup status.
+ */
+final class SandboxRun extends PreparedRun {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SandboxRun.class);
+
+    private final Cgroups.RunGroup group;
+    private final Path runDir;
+    /** True when bubblewrap reports the start on the status descriptor; false when the launcher does. */
+    private final boolean viaBwrap;
+    private final Path workspace;
+
+    SandboxRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, Path runDir,
+               boolean viaBwrap, Path workspace) {
+        super(channel, launch);
+        this.group = group;
+        this.runDir = runDir;
+        this.viaBwrap = viaBwrap;
+        this.workspace = workspace;
+    }
+
+    @Override
+    public RunResult check(RunResult r) {
+        String status;
+        try {
+            status = Files.readString(SetupStatus.statusFile(runDir));
+        } catch (IOException e) {
+            status = ""; // nothing reported: the program did not start
+        }
+        return SetupStatus.check(r, status, viaBwrap, workspace);
+    }
+
+    @Override
+    public void release() {
+        releaseGroup();
+        deleteRunFiles(runDir);
+    }
+
+    /** Releases the control group only: for a planned launch that is handed out and never run by the engine. */
+    void releaseGroup() {
+        if (group != null) {
+            group.close();
+        }
+    }
+
+    /** Removes a run's private directory and status file. */
+    static void deleteRunFiles(Path runDir) {
+        try {
+            FileTrees.deleteTree(runDir);
+            Files.deleteIfExists(SetupStatus.statusFile(runDir));
+        } catch (RuntimeException | IOException e) {
+            LOG.warn("could not remove a run's private directory: {}", e.toString());
+        }
+    }
+}

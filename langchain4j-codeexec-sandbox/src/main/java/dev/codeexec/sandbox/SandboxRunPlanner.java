@@ -1,0 +1,148 @@
+package dev.codeexec.sandbox;
+
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.spi.CommandLookup;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.workspace.PathResolver;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Plans one sandbox run from a spec: the run's profile (the engine's, its extra grants, the workspace's read-only
+ * stages), the working directory, the environment, the mount layout computed from the host as it is now, the
+ * command as the sandbox sees it, the control group, and the command line. Nothing is started.
+ */
+final class SandboxRunPlanner {
+
+    /** Smallest accepted open-files limit: bubblewrap itself needs a few descriptors. */
+    static final int MIN_OPEN_FILES = 16;
+
+    private final PermissionProfile profile;
+    private final AccessDecision access;
+    private final RunEnvironment environment;
+    private final Path sandboxRoot;
+    /** Private per-run directories (status file, pinned file links), removed when the run or session ends. */
+    private final Path runsDir;
+    private final Cgroups cgroups;
+    private final SandboxCommandLine commandLine;
+    private final HostProcessChannel wrappedChannel;
+    private final HostProcessChannel directChannel;
+
+    SandboxRunPlanner(PermissionProfile profile, RunEnvironment environment, Path sandboxRoot, Path runsDir,
+                      Cgroups cgroups, SandboxCommandLine commandLine, HostProcessChannel wrappedChannel,
+                      HostProcessChannel directChannel) {
+        this.profile = profile;
+        this.access = new AccessDecision(profile);
+        this.environment = environment;
+        this.sandboxRoot = sandboxRoot;
+        this.runsDir = runsDir;
+        this.cgroups = cgroups;
+        this.commandLine = commandLine;
+        this.wrappedChannel = wrappedChannel;
+        this.directChannel = directChannel;
+    }
+
+    /** The decision of the engine's own profile. */
+    AccessDecision access() {
+        return access;
+    }
+
+    /**
+     * @throws InvalidSpecException        for a bad spec, grant or limit
+     * @throws PolicyViolationException    when the profile hides the working directory or refuses the layout
+     * @throws BackendUnavailableException when the run's control group cannot be made
+     */
+    SandboxRun plan(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
+                    AdditionalPermissions extra, ResourceLimits limits, int outputCap) {
+        validateLimits(limits);
+        PermissionProfile runProfile = extra.applyTo(profile);
+        if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
+            runProfile = runProfile.withReadPaths(readOnlyPaths.toArray(String[]::new));
+        }
+        AccessDecision decision = runProfile == profile ? access : new AccessDecision(runProfile);
+        HostRunPlace place = HostRunPlace.of(resolver, spec, (cwdRel, cwdPath) -> {
+            if (!decision.canRead(resolver.relativize(cwdPath))) {
+                throw new PolicyViolationException("cwd '" + cwdRel + "' is hidden by the permission profile");
+            }
+        });
+        Path root = place.root();
+        Path cwd = place.cwd();
+        Map<String, String> env = environment.forRun(spec,
+                RunEnvironment.runtimeVariables(root.toString(), place.runDir(), true));
+
+        Path privateDir = runsDir.resolve(UUID.randomUUID().toString());
+        Cgroups.RunGroup group = null;
+        try {
+            boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
+            // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
+            SandboxLayout.Plan plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot,
+                    SandboxLayout.homeDirectories(), commandLine.pins() ? privateDir : null) : null;
+            if (plan != null && !plan.visible(cwd.toString())) {
+                throw new PolicyViolationException("the working directory is hidden by the permission profile");
+            }
+            List<String> program = new ArrayList<>();
+            program.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), cwd.toString(),
+                    candidate -> HostRunPlace.isExecutableFile(candidate) && visible(plan, candidate)));
+            program.addAll(spec.args());
+
+            if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
+                try {
+                    group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
+                } catch (IOException e) {
+                    throw new BackendUnavailableException("cannot create the run's control group for its memory or "
+                            + "process limit: " + e.getClass().getSimpleName(), e);
+                }
+            }
+            boolean viaBwrap = commandLine.viaBwrap(runProfile);
+            List<String> argv = commandLine.argv(runProfile, plan, env, cwd, program, limits, group,
+                    SetupStatus.statusFile(privateDir).toString());
+            // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
+            // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
+            Map<String, String> launchEnv = viaBwrap ? Map.of() : env;
+            // Under bubblewrap the launched process is bwrap: a graceful stop must signal the program, not bwrap,
+            // whose death ends the namespace at once (--die-with-parent).
+            ProgramLaunch launch = new ProgramLaunch(argv, launchEnv, cwd.toString(), spec.stdin(), spec.timeout(),
+                    outputCap, spec.outputListener());
+            return new SandboxRun(viaBwrap ? wrappedChannel : directChannel, launch, group, privateDir, viaBwrap,
+                    root);
+        } catch (RuntimeException e) {
+            if (group != null) {
+                group.close();
+            }
+            SandboxRun.deleteRunFiles(privateDir);
+            throw e;
+        }
+    }
+
+    /** A candidate command is usable only where the sandbox shows it, by its real path and by its own. */
+    private static boolean visible(SandboxLayout.Plan plan, String candidate) {
+        if (plan == null) {
+            return true;
+        }
+        try {
+            Path p = Path.of(candidate);
+            return plan.visible(p.toRealPath().toString()) && plan.visible(p.toAbsolutePath().normalize().toString());
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static void validateLimits(ResourceLimits limits) {
+        if (limits.maxOpenFiles() != null && limits.maxOpenFiles() < MIN_OPEN_FILES) {
+            throw new InvalidSpecException("maxOpenFiles (" + limits.maxOpenFiles() + ") must be at least "
+                    + MIN_OPEN_FILES + ": the sandbox itself needs a few descriptors");
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package dev.codeexec.internal.host;
+
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.StdStream;
+import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.spi.ChannelProcess;
+import dev.codeexec.spi.OutputSink;
+import dev.codeexec.spi.ProcessChannel;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramSignal;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * The process channel of the host backends (local, sandbox): a {@link java.lang.Process} whose two output streams
+ * are pumped into the core's sink by I/O threads. Internal: not part of the API.
+ *
+ * <p>Kills go through the one {@link ProcessTreeKiller}. A <em>wrapped</em> launch is one whose {@code argv[0]} is
+ * a launcher whose descendants are the program (a PID-namespace wrapper, bubblewrap): a signal then goes to the
+ * descendants only, since signalling the launcher would end the whole namespace at once, without grace.
+ */
+public final class HostProcessChannel implements ProcessChannel {
+
+    private static final HostProcessChannel DIRECT = new HostProcessChannel(false, null);
+    private static final HostProcessChannel WRAPPED = new HostProcessChannel(true, null);
+
+    private final boolean wrapped;
+    private final Executor starter;
+
+    private HostProcessChannel(boolean wrapped, Executor starter) {
+        this.wrapped = wrapped;
+        this.starter = starter;
+    }
+
+    /** Launches whose argv starts with the program itself. */
+    public static HostProcessChannel direct() {
+        return DIRECT;
+    }
+
+    /** Launches whose {@code argv[0]} is a launcher whose descendants are the program. */
+    public static HostProcessChannel wrapped() {
+        return WRAPPED;
+    }
+
+    /** {@link #wrapped()} when {@code wrapped}, else {@link #direct()}. */
+    public static HostProcessChannel of(boolean wrapped) {
+        return wrapped ? WRAPPED : DIRECT;
+    }
+
+    /**
+     * The same channel, forking from {@code starter}'s threads instead of the caller's. A launcher that asks the
+     * kernel to kill it when its parent goes ({@code PR_SET_PDEATHSIG}, bubblewrap's {@code --die-with-parent})
+     * watches the <em>thread</em> that forked it: such launches must be forked from threads that live as long as
+     * the engine, never from a caller's thread that may end first.
+     */
+    public HostProcessChannel startingOn(Executor starter) {
+        return new HostProcessChannel(wrapped, starter);
+    }
+
+    @Override
+    public ChannelProcess start(ProgramLaunch launch, OutputSink output) {
+        Process p = starter == null ? fork(launch) : forkOn(starter, launch);
+        return new HostProcess(p, wrapped, output);
+    }
+
+    private static Process forkOn(Executor starter, ProgramLaunch launch) {
+        FutureTask<Process> task = new FutureTask<>(() -> fork(launch));
+        try {
+            starter.execute(task);
+        } catch (RejectedExecutionException e) {
+            throw new CodeExecException("this engine is closed");
+        }
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return task.get();
+                } catch (InterruptedException e) {
+                    // A fork in flight cannot be taken back: wait for it, so its process is not left unowned.
+                    interrupted = true;
+                }
+            }
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new BackendUnavailableException("cannot start '" + launch.programName() + "': " + e.getCause(),
+                    e.getCause());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static Process fork(ProgramLaunch launch) {
+        ProcessBuilder pb = new ProcessBuilder(launch.argv()).directory(new File(launch.directory()));
+        pb.environment().clear();
+        pb.environment().putAll(launch.environment());
+        try {
+            return pb.start();
+        } catch (IOException e) {
+            // The JDK's message names the working directory, a host path that must not reach a model.
+            String reason = String.valueOf(e.getMessage()).replaceAll(" \\(in directory \"[^\"]*\"\\)", "");
+            throw new BackendUnavailableException("cannot start '" + launch.programName() + "': " + reason, e);
+        }
+    }
+
+    /** A started host process. */
+    private static final class HostProcess implements ChannelProcess {
+        private final Process process;
+        private final boolean wrapped;
+        private final CompletableFuture<Integer> exit;
+        private final CompletableFuture<Void> outputEnd;
+
+        HostProcess(Process process, boolean wrapped, OutputSink output) {
+            this.process = process;
+            this.wrapped = wrapped;
+            this.outputEnd = CompletableFuture.allOf(
+                    pump(process.getInputStream(), StdStream.STDOUT, output),
+                    pump(process.getErrorStream(), StdStream.STDERR, output));
+            this.exit = process.onExit().thenApply(Process::exitValue);
+        }
+
+        private static CompletableFuture<Void> pump(InputStream in, StdStream stream, OutputSink output) {
+            return CompletableFuture.runAsync(() -> {
+                byte[] buf = new byte[8192];
+                try (in) {
+                    int n;
+                    while ((n = in.read(buf)) > 0) {
+                        output.write(stream, buf, 0, n);
+                    }
+                } catch (IOException e) {
+                    // The stream was closed after a kill: what was read is kept.
+                }
+            }, IoThreads.IO);
+        }
+
+        @Override
+        public OutputStream stdin() {
+            return process.getOutputStream();
+        }
+
+        @Override
+        public CompletableFuture<Integer> exit() {
+            return exit;
+        }
+
+        @Override
+        public CompletableFuture<Void> outputEnd() {
+            return outputEnd;
+        }
+
+        @Override
+        public void signal(ProgramSignal signal) {
+            if (process.isAlive()) {
+                ProcessTreeKiller.signal(process, signal, wrapped);
+            }
+        }
+
+        @Override
+        public void killTree() {
+            ProcessTreeKiller.kill(process);
+        }
+    }
+}

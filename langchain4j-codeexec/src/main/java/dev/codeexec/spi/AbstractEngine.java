@@ -1,0 +1,223 @@
+package dev.codeexec.spi;
+
+import dev.codeexec.CodeExecutionInput;
+import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.CodeExecutor;
+import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.artifact.ArtifactSource;
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.InteractiveProgramRunner;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.ProgramRunner;
+import dev.codeexec.engine.ProgramSession;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.internal.process.BoundedOutput;
+import dev.codeexec.internal.process.TrackedSession;
+import dev.codeexec.workspace.WorkspaceRegistry;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The engine support layer: what every backend's engine needs and the core writes once. A backend extends it,
+ * supplies {@link #prepare} (turn a spec into a {@link PreparedRun} on its {@link ProcessChannel}), its
+ * {@link #manager()}, {@link #fs()} and {@link #describe()}, and releases its own resources in
+ * {@link #closeBackend}.
+ *
+ * <p>What it does for the backend:
+ * <ul>
+ *   <li>runs and interactive sessions through {@link ProgramRuns}, with {@link PreparedRun#check} and exactly one
+ *       {@link PreparedRun#release}; sessions are tracked so that {@link #close()} stops them;</li>
+ *   <li>the open check ({@link #requireOpen()}), the output cap ({@link #outputCap}) and the default resource
+ *       limits, checked against {@link dev.codeexec.engine.Capabilities capabilities} ({@link #limitsFor});</li>
+ *   <li>{@link #executeCode(CodeExecutionInput)}: code blocks in the workspace of the input's execution id (kept
+ *       until close) or in a temporary one;</li>
+ *   <li>{@link #close()}: idempotent; sessions, the code workspaces, then the backend's resources, every step run
+ *       even when one fails (failures are thrown together, the first with the others suppressed).</li>
+ * </ul>
+ * Environments come from {@link RunEnvironment}, commands are found with {@link CommandLookup}.
+ */
+public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSource {
+
+    private final String displayName;
+    private final int maxOutputBytes;
+    private final ResourceLimits defaultLimits;
+    private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ProgramRunner runner = this::runProgram;
+    private final InteractiveProgramRunner interactive = this::startProgram;
+    private final WorkspaceRegistry codeWorkspaces;
+
+    /**
+     * @param displayName    the engine's name in messages, for example {@code LocalEngine}
+     * @param maxOutputBytes bytes kept per output stream when a run does not say; null for 1 MiB
+     * @param defaultLimits  limits of every run (a run's own override them field by field); null for none
+     * @throws InvalidSpecException when {@code maxOutputBytes} is not positive
+     */
+    protected AbstractEngine(String displayName, Integer maxOutputBytes, ResourceLimits defaultLimits) {
+        this.displayName = displayName;
+        this.maxOutputBytes = maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : maxOutputBytes;
+        if (this.maxOutputBytes <= 0) {
+            throw new InvalidSpecException("maxOutputBytes (" + maxOutputBytes + ") must be positive");
+        }
+        this.defaultLimits = defaultLimits == null ? ResourceLimits.NONE : defaultLimits;
+        this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
+    }
+
+    /**
+     * Plans one run: checks the spec for this workspace, builds the argv, environment and working directory, and
+     * names the channel. Nothing may be started yet; per-run resources it creates are released by the returned
+     * run's {@link PreparedRun#release()}, or by this method when it throws.
+     */
+    protected abstract PreparedRun prepare(Workspace ws, RunProgramSpec spec);
+
+    /** Releases the backend's own resources (workspaces, threads, state directories) at {@link #close()}. */
+    protected abstract void closeBackend();
+
+    /** The artifact store the engine was configured with; the default has none. */
+    @Override
+    public Optional<ArtifactService> artifacts() {
+        return Optional.empty();
+    }
+
+    @Override
+    public ProgramRunner runner() {
+        return runner;
+    }
+
+    /** Sessions when {@link dev.codeexec.engine.Capabilities#interactive()}. */
+    @Override
+    public Optional<InteractiveProgramRunner> interactive() {
+        return describe().interactive() ? Optional.of(interactive) : Optional.empty();
+    }
+
+    /** A run through {@link #prepare}; backends override it to wrap a run (a per-workspace lock, say). */
+    protected RunResult runProgram(Workspace ws, RunProgramSpec spec) {
+        requireOpen();
+        return run(prepare(ws, spec));
+    }
+
+    /** A session through {@link #prepare}; backends override it to wrap the start. */
+    protected ProgramSession startProgram(Workspace ws, RunProgramSpec spec) {
+        requireOpen();
+        return start(prepare(ws, spec));
+    }
+
+    /** Runs a prepared run to completion or timeout, checks its result and releases it. */
+    protected final RunResult run(PreparedRun run) {
+        try {
+            return run.check(ProgramRuns.run(run.channel(), run.launch()));
+        } finally {
+            run.release();
+        }
+    }
+
+    /** Starts a prepared run as a tracked session; it is released when the session is closed. */
+    protected final ProgramSession start(PreparedRun run) {
+        ProgramSession s;
+        try {
+            s = ProgramRuns.startSession(run.channel(), run.launch(), UUID.randomUUID().toString());
+        } catch (RuntimeException | Error e) {
+            run.release();
+            throw e;
+        }
+        return TrackedSession.track(s, sessions, run::release);
+    }
+
+    /**
+     * The run's limits over the engine's defaults, field by field.
+     *
+     * @throws dev.codeexec.engine.UnsupportedCapabilityException when the engine cannot enforce one of them
+     */
+    protected final ResourceLimits limitsFor(RunProgramSpec spec) {
+        ResourceLimits limits = spec.limits() == null ? defaultLimits : spec.limits().withDefaults(defaultLimits);
+        describe().requireLimits(limits, limitsOwner());
+        return limits;
+    }
+
+    /** Who cannot enforce a limit, in the refusal: the display name; a backend may add why. */
+    protected String limitsOwner() {
+        return displayName;
+    }
+
+    /** The engine's default limits. */
+    protected final ResourceLimits defaultLimits() {
+        return defaultLimits;
+    }
+
+    /** Bytes kept per stream for this run: its own cap, or the engine's. */
+    protected final int outputCap(RunProgramSpec spec) {
+        return spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
+    }
+
+    /** @throws CodeExecException when the engine is closed */
+    protected final void requireOpen() {
+        if (closed.get()) {
+            throw new CodeExecException("this " + displayName + " is closed");
+        }
+    }
+
+    /** True once {@link #close()} started. */
+    protected final boolean isClosed() {
+        return closed.get();
+    }
+
+    /**
+     * Runs the blocks in the workspace named by the input's execution id (created on first use and kept until
+     * {@link #close()}), or in a temporary workspace removed afterwards when the id is null.
+     */
+    @Override
+    public CodeExecutionResult executeCode(CodeExecutionInput input) {
+        if (input.executionId() == null) {
+            Workspace ws = manager().createWorkspace("code", WorkspacePolicy.DEFAULT);
+            try {
+                return executeCode(ws, input);
+            } finally {
+                manager().cleanup(ws);
+            }
+        }
+        return codeWorkspaces.withWorkspace(input.executionId(), ws -> executeCode(ws, input));
+    }
+
+    /** Kills running sessions, removes the code workspaces, then closes the backend. Idempotent. */
+    @Override
+    public final void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        RuntimeException failure = null;
+        for (ProgramSession s : List.copyOf(sessions)) {
+            failure = attempt(failure, s::close);
+        }
+        failure = attempt(failure, codeWorkspaces::close);
+        failure = attempt(failure, this::closeBackend);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * Runs one step of a close; its failure is added to {@code failure} (the first failure, with later ones
+     * suppressed). For {@link #closeBackend} implementations that release several resources.
+     */
+    protected static RuntimeException attempt(RuntimeException failure, Runnable step) {
+        try {
+            step.run();
+            return failure;
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                return e;
+            }
+            failure.addSuppressed(e);
+            return failure;
+        }
+    }
+}

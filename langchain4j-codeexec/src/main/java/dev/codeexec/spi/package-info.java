@@ -1,0 +1,17 @@
+/**
+ * The backend SPI: what a backend implements so that the core does the rest.
+ *
+ * <ul>
+ *   <li>{@link dev.codeexec.spi.ProcessChannel}: start a program (argv, environment, working directory), push its
+ *       output into the core's {@link dev.codeexec.spi.OutputSink}, give back stdin, the exit status, a signal and
+ *       a tree kill. {@link dev.codeexec.spi.ProgramRuns} owns runs and sessions on top of it.</li>
+ *   <li>{@link dev.codeexec.spi.AbstractEngine}: the engine support layer (open check, limits, output cap, code
+ *       blocks, sessions, close aggregation) that a backend's engine extends; {@link dev.codeexec.spi.RunEnvironment}
+ *       and {@link dev.codeexec.spi.CommandLookup} are the one place for environments and command lookup.</li>
+ *   <li>The workspace file primitives, under the one core {@link dev.codeexec.engine.WorkspaceFS}.</li>
+ * </ul>
+ *
+ * <p>A backend is done when it implements these and its test classes extend the contract suites (the TCK) in the
+ * core's test jar. See {@code docs/backend-authors.md}.
+ */
+package dev.codeexec.spi;
