@@ -22,9 +22,9 @@ import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.process.IoThreads;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
@@ -35,9 +35,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -84,14 +81,12 @@ public final class SandboxEngine extends AbstractEngine {
 
     private final SandboxPlatform platform;
     private final PermissionProfile profile;
-    private final RunEnvironment environment;
     private final Path sandboxRoot;
     private final Path stateDir;
     private final boolean ownsRoot;
     private final HostWorkspaceManager manager;
     private final SandboxWorkspaceFS fs;
     private final WorkspaceManager workspaces = workspaceManager();
-    private final ArtifactService artifacts;
     private final Cgroups cgroups;
     private final Capabilities capabilities;
     private final SandboxRunPlanner planner;
@@ -106,13 +101,11 @@ public final class SandboxEngine extends AbstractEngine {
             TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-sandbox-launcher-"));
 
     private SandboxEngine(Builder b) {
-        super("SandboxEngine", b.maxOutputBytes, b.limits);
+        super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), b.limits);
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
-        this.profile = hideArtifactStore(p, b.artifacts);
-        this.environment = RunEnvironment.of(b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault()
-                : b.envPolicy, b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
+        this.profile = hideArtifactStore(p, artifactStore());
         long scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
         if (scratchBytes <= 0) {
             throw new InvalidSpecException("scratchBytes (" + scratchBytes + ") must be positive");
@@ -138,7 +131,6 @@ public final class SandboxEngine extends AbstractEngine {
             throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
         }
         this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
-        this.artifacts = b.artifacts;
 
         try {
             Preflight.Result preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null
@@ -153,7 +145,7 @@ public final class SandboxEngine extends AbstractEngine {
             this.capabilities = capabilities(platform, profile, cgroups);
             capabilities.requireLimits(defaultLimits(), limitsOwner());
             SandboxRunPlanner.validateLimits(defaultLimits());
-            this.planner = new SandboxRunPlanner(profile, environment, sandboxRoot, runsDir, cgroups,
+            this.planner = new SandboxRunPlanner(profile, environment(), sandboxRoot, runsDir, cgroups,
                     new SandboxCommandLine(platform, preflight, stateDir, scratchBytes),
                     HostProcessChannel.wrapped().startingOn(launchers),
                     HostProcessChannel.direct().startingOn(launchers));
@@ -164,7 +156,7 @@ public final class SandboxEngine extends AbstractEngine {
         }
         AccessDecision access = planner.access();
         this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
+                .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build());
         if (profile.enforcement() == PermissionProfile.Enforcement.DISABLED) {
             LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
                     + "the host's files and network");
@@ -245,19 +237,9 @@ public final class SandboxEngine extends AbstractEngine {
         return capabilities;
     }
 
-    @Override
-    public Optional<ArtifactService> artifacts() {
-        return Optional.ofNullable(artifacts);
-    }
-
     /** The profile every run starts from. */
     public PermissionProfile profile() {
         return profile;
-    }
-
-    /** The environment policy of every run. */
-    public ShellEnvironmentPolicy environmentPolicy() {
-        return environment.policy();
     }
 
     /**
@@ -412,18 +394,13 @@ public final class SandboxEngine extends AbstractEngine {
     }
 
     /** Builder for {@link SandboxEngine}. Every setting is optional. */
-    public static final class Builder {
+    public static final class Builder extends EngineBuilder<Builder> {
         private Path rootDir;
         private PermissionProfile profile;
-        private ShellEnvironmentPolicy envPolicy;
         private NetworkMode network;
         private ResourceLimits limits;
         private PreflightMode preflightMode;
-        private List<Path> inputRoots = List.of();
-        private ArtifactService artifacts;
-        private Integer maxOutputBytes;
         private Path bwrapPath;
-        private Map<String, String> hostEnvironment;
         private Long scratchBytes;
         private SandboxPlatform platform;
 
@@ -447,9 +424,9 @@ public final class SandboxEngine extends AbstractEngine {
         }
 
         /** How programs' environments are built; default {@link ShellEnvironmentPolicy#sandboxDefault()}. */
+        @Override
         public Builder environmentPolicy(ShellEnvironmentPolicy policy) {
-            this.envPolicy = policy;
-            return this;
+            return super.environmentPolicy(policy);
         }
 
         /** Overrides the profile's network mode; default: the profile's ({@link NetworkMode#RESTRICTED}). */
@@ -476,40 +453,20 @@ public final class SandboxEngine extends AbstractEngine {
             return this;
         }
 
-        /** Host directories whose files may be staged as inputs; default none. */
-        public Builder inputRoots(List<Path> inputRoots) {
-            this.inputRoots = List.copyOf(inputRoots);
-            return this;
-        }
-
         /**
          * The artifact store for {@code artifact://} inputs and saved outputs; default none. The root directory of a
          * {@link FileSystemArtifactService} is hidden from every sandbox (a no-access rule is added to the profile);
          * the location of any other store, or of a store the application uses without passing it here, must be
          * hidden with {@link PermissionProfile#withNoAccessPaths}.
          */
+        @Override
         public Builder artifactService(ArtifactService artifacts) {
-            this.artifacts = artifacts;
-            return this;
-        }
-
-        /** Bytes kept per output stream when a run does not say; default 1 MiB. */
-        public Builder maxOutputBytes(int maxOutputBytes) {
-            this.maxOutputBytes = maxOutputBytes;
-            return this;
+            return super.artifactService(artifacts);
         }
 
         /** The bubblewrap executable; default the first of /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap. */
         public Builder bwrapPath(Path bwrapPath) {
             this.bwrapPath = bwrapPath;
-            return this;
-        }
-
-        /**
-         * The host environment the {@link ShellEnvironmentPolicy} filters; default {@code System.getenv()}.
-         */
-        public Builder hostEnvironment(Map<String, String> hostEnvironment) {
-            this.hostEnvironment = hostEnvironment;
             return this;
         }
 

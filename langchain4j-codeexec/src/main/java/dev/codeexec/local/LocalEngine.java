@@ -1,6 +1,5 @@
 package dev.codeexec.local;
 
-import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Isolation;
@@ -13,6 +12,7 @@ import dev.codeexec.internal.host.HostRunPlace;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.CommandLookup;
+import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunEnvironment;
@@ -24,7 +24,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -73,14 +72,12 @@ public final class LocalEngine extends AbstractEngine {
 
     private final HostWorkspaceManager manager;
     private final HostWorkspaceFS fs;
-    private final RunEnvironment environment;
-    private final ArtifactService artifacts;
     private final Path ownedBaseDir;
     private final List<String> wrapper;
     private final HostProcessChannel channel;
 
     private LocalEngine(Builder b) {
-        super("LocalEngine", b.maxOutputBytes, null);
+        super("LocalEngine", b, ShellEnvironmentPolicy.inheritAll(), null);
         Path base = b.baseDir;
         if (base == null) {
             try {
@@ -93,11 +90,8 @@ public final class LocalEngine extends AbstractEngine {
             this.ownedBaseDir = null;
         }
         this.manager = new HostWorkspaceManager(base);
-        this.artifacts = b.artifacts;
-        this.fs = HostWorkspaceFS.builder().hostPaths(manager::hostPath).inputRoots(b.inputRoots)
-                .artifacts(b.artifacts).build();
-        this.environment = RunEnvironment.of(b.envPolicy == null ? ShellEnvironmentPolicy.inheritAll() : b.envPolicy,
-                b.baseEnvironment == null ? System.getenv() : b.baseEnvironment);
+        this.fs = HostWorkspaceFS.builder().hostPaths(manager::hostPath).inputRoots(inputRoots())
+                .artifacts(artifactStore()).build();
         this.wrapper = PidNamespace.wrapper();
         this.channel = HostProcessChannel.of(!wrapper.isEmpty());
         if (WARNED.compareAndSet(false, true)) {
@@ -137,22 +131,12 @@ public final class LocalEngine extends AbstractEngine {
     }
 
     @Override
-    public Optional<ArtifactService> artifacts() {
-        return Optional.ofNullable(artifacts);
-    }
-
-    /** The environment policy of every run. */
-    public ShellEnvironmentPolicy environmentPolicy() {
-        return environment.policy();
-    }
-
-    @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
         limitsFor(spec);
         HostRunPlace place = HostRunPlace.of(fs.resolver(ws), spec);
         String root = place.root().toString();
         // A clean run gets the workspace's HOME and TMPDIR; otherwise the host user's stay, as a shell would have them.
-        Map<String, String> env = environment.forRun(spec,
+        Map<String, String> env = environment().forRun(spec,
                 RunEnvironment.runtimeVariables(root, place.runDir(), spec.cleanEnv()));
         List<String> argv = new ArrayList<>(wrapper);
         argv.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), place.cwd().toString(),
@@ -175,14 +159,15 @@ public final class LocalEngine extends AbstractEngine {
         }
     }
 
-    /** Builder for {@link LocalEngine}. */
-    public static final class Builder {
+    /**
+     * Builder for {@link LocalEngine}; the common settings are those of {@link EngineBuilder}, with the environment
+     * policy {@link ShellEnvironmentPolicy#inheritAll()} by default.
+     */
+    public static final class Builder extends EngineBuilder<Builder> {
         private Path baseDir;
-        private List<Path> inputRoots = List.of();
-        private ArtifactService artifacts;
-        private Map<String, String> baseEnvironment;
-        private ShellEnvironmentPolicy envPolicy;
-        private Integer maxOutputBytes;
+
+        private Builder() {
+        }
 
         /** Where workspaces are created; default a new temporary directory, removed on {@link LocalEngine#close()}. */
         public Builder baseDir(Path baseDir) {
@@ -190,40 +175,9 @@ public final class LocalEngine extends AbstractEngine {
             return this;
         }
 
-        /** Host directories whose files may be staged as inputs; default none. */
-        public Builder inputRoots(List<Path> inputRoots) {
-            this.inputRoots = List.copyOf(inputRoots);
-            return this;
-        }
-
-        /** The artifact store for {@code artifact://} inputs and saved outputs; default none. */
-        public Builder artifactService(ArtifactService artifacts) {
-            this.artifacts = artifacts;
-            return this;
-        }
-
-        /**
-         * The host environment the {@link #environmentPolicy environment policy} filters for runs that do not ask
-         * for a clean one; default the JVM's environment. Pass a smaller map to keep host secrets out of every run.
-         */
+        /** The same as {@link #hostEnvironment}: the environment runs inherit when they do not ask for a clean one. */
         public Builder baseEnvironment(Map<String, String> baseEnvironment) {
-            this.baseEnvironment = baseEnvironment;
-            return this;
-        }
-
-        /**
-         * How runs' environments are built from the host's; default {@link ShellEnvironmentPolicy#inheritAll()}.
-         * {@link ShellEnvironmentPolicy#sandboxDefault()} keeps likely credentials out.
-         */
-        public Builder environmentPolicy(ShellEnvironmentPolicy policy) {
-            this.envPolicy = policy;
-            return this;
-        }
-
-        /** Bytes kept per output stream when a run does not say; default 1 MiB. */
-        public Builder maxOutputBytes(int maxOutputBytes) {
-            this.maxOutputBytes = maxOutputBytes;
-            return this;
+            return hostEnvironment(baseEnvironment);
         }
 
         public LocalEngine build() {

@@ -18,7 +18,9 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.process.BoundedOutput;
 import dev.codeexec.internal.process.TrackedSession;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.workspace.WorkspaceRegistry;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -50,6 +52,9 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     private final String displayName;
     private final int maxOutputBytes;
     private final ResourceLimits defaultLimits;
+    private final List<Path> inputRoots;
+    private final ArtifactService artifacts;
+    private final RunEnvironment environment;
     private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ProgramRunner runner = this::runProgram;
@@ -57,18 +62,24 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     private final WorkspaceRegistry codeWorkspaces;
 
     /**
-     * @param displayName    the engine's name in messages, for example {@code LocalEngine}
-     * @param maxOutputBytes bytes kept per output stream when a run does not say; null for 1 MiB
-     * @param defaultLimits  limits of every run (a run's own override them field by field); null for none
-     * @throws InvalidSpecException when {@code maxOutputBytes} is not positive
+     * @param displayName   the engine's name in messages, for example {@code LocalEngine}
+     * @param settings      the common settings from the backend's builder
+     * @param defaultPolicy the environment policy when the builder set none
+     * @param defaultLimits limits of every run (a run's own override them field by field); null for none
+     * @throws InvalidSpecException when the output cap is not positive
      */
-    protected AbstractEngine(String displayName, Integer maxOutputBytes, ResourceLimits defaultLimits) {
+    protected AbstractEngine(String displayName, EngineBuilder<?> settings, ShellEnvironmentPolicy defaultPolicy,
+                             ResourceLimits defaultLimits) {
         this.displayName = displayName;
-        this.maxOutputBytes = maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : maxOutputBytes;
+        Integer cap = settings.maxOutputBytes();
+        this.maxOutputBytes = cap == null ? BoundedOutput.DEFAULT_CAP : cap;
         if (this.maxOutputBytes <= 0) {
-            throw new InvalidSpecException("maxOutputBytes (" + maxOutputBytes + ") must be positive");
+            throw new InvalidSpecException("maxOutputBytes (" + cap + ") must be positive");
         }
         this.defaultLimits = defaultLimits == null ? ResourceLimits.NONE : defaultLimits;
+        this.inputRoots = settings.inputRoots();
+        this.artifacts = settings.artifacts();
+        this.environment = settings.environment(defaultPolicy);
         this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
     }
 
@@ -82,10 +93,30 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     /** Releases the backend's own resources (workspaces, threads, state directories) at {@link #close()}. */
     protected abstract void closeBackend();
 
-    /** The artifact store the engine was configured with; the default has none. */
+    /** The artifact store the engine was configured with. */
     @Override
     public Optional<ArtifactService> artifacts() {
-        return Optional.empty();
+        return Optional.ofNullable(artifacts);
+    }
+
+    /** The artifact store, or null: for the engine's file system. */
+    protected final ArtifactService artifactStore() {
+        return artifacts;
+    }
+
+    /** Host directories whose files may be staged as inputs. */
+    protected final List<Path> inputRoots() {
+        return inputRoots;
+    }
+
+    /** How runs' environments are built. */
+    protected final RunEnvironment environment() {
+        return environment;
+    }
+
+    /** The environment policy of every run. */
+    public ShellEnvironmentPolicy environmentPolicy() {
+        return environment.policy();
     }
 
     @Override

@@ -1,0 +1,85 @@
+package dev.codeexec.spi;
+
+import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The settings every engine's builder has, so each backend's builder adds only its own. Fields stay null until set;
+ * the engine's constructor resolves the defaults (they differ per backend: the local engine inherits the host's
+ * environment, the sandbox keeps only core variables).
+ *
+ * @param <B> the backend's builder type, returned by every setter
+ */
+public abstract class EngineBuilder<B extends EngineBuilder<B>> {
+
+    private List<Path> inputRoots = List.of();
+    private ArtifactService artifacts;
+    private Integer maxOutputBytes;
+    private ShellEnvironmentPolicy environmentPolicy;
+    private Map<String, String> hostEnvironment;
+
+    protected EngineBuilder() {
+    }
+
+    /** Host directories whose files may be staged as inputs; default none. */
+    public B inputRoots(List<Path> inputRoots) {
+        this.inputRoots = List.copyOf(inputRoots);
+        return self();
+    }
+
+    /** The artifact store for {@code artifact://} inputs and saved outputs; default none. */
+    public B artifactService(ArtifactService artifacts) {
+        this.artifacts = artifacts;
+        return self();
+    }
+
+    /** Bytes kept per output stream when a run does not say; default 1 MiB. */
+    public B maxOutputBytes(int maxOutputBytes) {
+        this.maxOutputBytes = maxOutputBytes;
+        return self();
+    }
+
+    /** How runs' environments are built from the host's; the default is the engine's (see its builder). */
+    public B environmentPolicy(ShellEnvironmentPolicy policy) {
+        this.environmentPolicy = policy;
+        return self();
+    }
+
+    /**
+     * The host environment the {@link #environmentPolicy environment policy} filters for runs that do not ask for a
+     * clean one; default {@code System.getenv()}. Pass a smaller map to keep host secrets out of every run.
+     */
+    public B hostEnvironment(Map<String, String> hostEnvironment) {
+        this.hostEnvironment = hostEnvironment == null ? null : Map.copyOf(hostEnvironment);
+        return self();
+    }
+
+    @SuppressWarnings("unchecked")
+    protected final B self() {
+        return (B) this;
+    }
+
+    /** The input roots set, or an empty list. */
+    protected final List<Path> inputRoots() {
+        return inputRoots;
+    }
+
+    /** The artifact store set, or null. */
+    protected final ArtifactService artifacts() {
+        return artifacts;
+    }
+
+    /** The output cap set, or null for the default. */
+    protected final Integer maxOutputBytes() {
+        return maxOutputBytes;
+    }
+
+    /** The environment of runs: the policy set (or {@code defaultPolicy}) over the host environment set. */
+    protected final RunEnvironment environment(ShellEnvironmentPolicy defaultPolicy) {
+        return RunEnvironment.of(environmentPolicy == null ? defaultPolicy : environmentPolicy,
+                hostEnvironment == null ? System.getenv() : hostEnvironment);
+    }
+}
