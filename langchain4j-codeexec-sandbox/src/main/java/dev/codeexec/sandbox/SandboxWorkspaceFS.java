@@ -1,7 +1,7 @@
 package dev.codeexec.sandbox;
 
-import dev.codeexec.engine.FileInfo;
 import dev.codeexec.FileRef;
+import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;

@@ -1,7 +1,7 @@
 package dev.codeexec.policy;
 
-import dev.codeexec.workspace.WorkspaceGlob;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.workspace.WorkspaceGlob;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;

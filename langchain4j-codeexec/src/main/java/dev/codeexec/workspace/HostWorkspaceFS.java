@@ -1,11 +1,11 @@
 package dev.codeexec.workspace;
 
+import dev.codeexec.FileRef;
 import dev.codeexec.artifact.Artifact;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputLimit;

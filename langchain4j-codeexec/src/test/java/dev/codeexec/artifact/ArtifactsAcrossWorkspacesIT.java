@@ -1,5 +1,7 @@
 package dev.codeexec.artifact;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.OutputManifest;
@@ -9,14 +11,11 @@ import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.local.LocalEngine;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Artifacts do what they are for: carry a file out of one workspace and into another, across a restart. */
 class ArtifactsAcrossWorkspacesIT {

@@ -1,6 +1,5 @@
 package dev.codeexec.engine;
 
-import dev.codeexec.FileRef;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -8,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.FileRef;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,9 +1,9 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.FileRef;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputManifest;

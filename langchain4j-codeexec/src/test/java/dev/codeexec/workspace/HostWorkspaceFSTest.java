@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.codeexec.FileRef;
 import dev.codeexec.artifact.ArtifactNotFoundException;
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.FileInfo;
-import dev.codeexec.FileRef;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputLimit;
