@@ -16,8 +16,6 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.process.BoundedOutput;
-import dev.codeexec.internal.process.TrackedSession;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.workspace.WorkspaceRegistry;
 import java.nio.file.Path;

@@ -16,7 +16,7 @@ import dev.codeexec.engine.StdStream;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.HostRunPlace;
-import dev.codeexec.internal.process.BoundedOutput;
+import dev.codeexec.spi.BoundedOutput;
 import dev.codeexec.spi.CommandLookup;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -9,7 +9,6 @@ import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.internal.host.HostProcessChannel;
-import dev.codeexec.internal.process.SafeListener;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

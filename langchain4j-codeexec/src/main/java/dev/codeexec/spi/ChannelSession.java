@@ -1,13 +1,9 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
-import dev.codeexec.spi.ChannelProcess;
-import dev.codeexec.spi.ProcessChannel;
-import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.spi.ProgramRuns;
-import dev.codeexec.spi.ProgramSignal;
+import dev.codeexec.internal.process.IoThreads;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * already handed to the pipe cannot be taken back: the I/O thread stays in it until the program reads or dies (the
  * session's life-time limit ends it at the latest).
  */
-public final class ChannelSession implements ProgramSession {
+final class ChannelSession implements ProgramSession {
 
     /** {@value} bytes of recent output kept per session (1 MiB). */
     static final int LOG_CAPACITY = 1 << 20;

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import dev.codeexec.engine.ProgramPoll;
 import java.nio.charset.StandardCharsets;

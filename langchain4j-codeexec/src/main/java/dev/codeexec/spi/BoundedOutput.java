@@ -1,11 +1,12 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * The one output limiter: keeps the first {@code cap} bytes of a stream and counts the rest, so memory stays bounded
- * whatever a program prints. Thread-safe.
+ * whatever a program prints. {@link ProgramRuns} applies it to every run; a backend that captures output outside a
+ * {@link ProcessChannel} (a kernel's stream messages, say) uses it too. Thread-safe.
  *
  * <p>Memory: a small buffer serves the common case of little output; a stream that outgrows it gets one buffer of
  * the full cap (plus room for the truncation marker), so a flooded stream costs the cap once, not a chain of

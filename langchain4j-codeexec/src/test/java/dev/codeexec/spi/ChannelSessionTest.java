@@ -1,4 +1,4 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.internal.host.HostProcessChannel;
-import dev.codeexec.spi.ProgramLaunch;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

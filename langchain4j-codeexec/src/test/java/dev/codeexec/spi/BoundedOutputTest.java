@@ -1,4 +1,4 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

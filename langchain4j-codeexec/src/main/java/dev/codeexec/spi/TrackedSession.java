@@ -1,4 +1,4 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A session an engine keeps in its set of live sessions, so that closing the engine closes it: closing the session
  * leaves the set and runs the engine's release action (control groups, private files) exactly once.
  */
-public final class TrackedSession implements ProgramSession {
+final class TrackedSession implements ProgramSession {
 
     private final ProgramSession delegate;
     private final Set<ProgramSession> live;

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import dev.codeexec.engine.OutputListener;
 import dev.codeexec.engine.StdStream;
@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
  * Shields a run from an {@link OutputListener} that throws: logged once, then ignored for the rest of the run.
  * Internal: not part of the API.
  */
-public final class SafeListener {
+final class SafeListener {
 
     private static final Logger LOG = LoggerFactory.getLogger(SafeListener.class);
 
