@@ -1,13 +1,9 @@
 package dev.codeexec.artifact;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.PathEscapeException;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
@@ -18,7 +14,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
@@ -27,21 +22,13 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The embedded, durable {@link ArtifactService}: every version is a file under one root directory, so artifacts
@@ -87,9 +74,6 @@ public final class FileSystemArtifactService implements ArtifactService {
     /** Prefix of temporary files; never matches a version file, so listings skip them. */
     static final String TEMP_PREFIX = ".tmp-";
 
-    private static final Pattern CONTENT_FILE = Pattern.compile("v([1-9][0-9]{0,9})\\.bin");
-    private static final Pattern META_FILE = Pattern.compile("v([1-9][0-9]{0,9})\\.json");
-    private static final int META_FORMAT = 1;
 
     /** A save retries when a concurrent delete (possibly in another process) removes its directory under it. */
     private static final int SAVE_ATTEMPTS = 3;
@@ -99,10 +83,6 @@ public final class FileSystemArtifactService implements ArtifactService {
      * bounded whatever the number of names; two names sharing a stripe merely wait for each other.
      */
     private static final int LOCK_STRIPES = 64;
-
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    private static final LinkOption[] NO_FOLLOW = {LinkOption.NOFOLLOW_LINKS};
 
     private final Path root;
     private final boolean posix;
@@ -186,10 +166,11 @@ public final class FileSystemArtifactService implements ArtifactService {
             try {
                 // The claim makes this instance the only writer of this number, so the rename cannot replace a
                 // version; rename is what makes the bytes visible all at once.
-                Files.move(temp, dir.resolve(contentFile(version)), StandardCopyOption.ATOMIC_MOVE);
+                Files.move(temp, dir.resolve(ArtifactVersions.contentFile(version)),
+                        StandardCopyOption.ATOMIC_MOVE);
                 published = true;
             } catch (IOException e) {
-                Files.deleteIfExists(dir.resolve(metaFile(version))); // give the number back
+                Files.deleteIfExists(dir.resolve(ArtifactVersions.metaFile(version))); // give the number back
                 throw e;
             }
             syncDirectory(dir);
@@ -207,13 +188,13 @@ public final class FileSystemArtifactService implements ArtifactService {
      * visible, so a reader that sees a version also sees its metadata.
      */
     private int claimVersion(Path dir, String name, byte[] content, String mime) throws IOException {
-        byte[] meta = metadata(content, mime);
-        int version = highestNumber(dir) + 1;
+        byte[] meta = ArtifactVersions.metadata(content, mime);
+        int version = ArtifactVersions.highestNumber(dir) + 1;
         while (true) {
             if (version <= 0) { // overflowed past Integer.MAX_VALUE
                 throw new IllegalStateException("artifact '" + name + "' has reached the highest version number");
             }
-            try (FileChannel ch = FileChannel.open(dir.resolve(metaFile(version)),
+            try (FileChannel ch = FileChannel.open(dir.resolve(ArtifactVersions.metaFile(version)),
                     EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), fileAttributes())) {
                 writeFully(ch, meta);
                 ch.force(true);
@@ -232,10 +213,10 @@ public final class FileSystemArtifactService implements ArtifactService {
             if (dir == null) {
                 return Optional.empty();
             }
-            List<Integer> versions = listVersions(dir);
+            List<Integer> versions = ArtifactVersions.listVersions(dir);
             // Newest first; a version deleted between the listing and the read is skipped.
             for (int i = versions.size() - 1; i >= 0; i--) {
-                Artifact a = read(dir, name, versions.get(i));
+                Artifact a = ArtifactVersions.read(dir, name, versions.get(i));
                 if (a != null) {
                     return Optional.of(a);
                 }
@@ -251,10 +232,10 @@ public final class FileSystemArtifactService implements ArtifactService {
         ArtifactNames.validate(name);
         try {
             Path dir = versionsDir(name, false);
-            Artifact a = dir == null || version < 1 ? null : read(dir, name, version);
+            Artifact a = dir == null || version < 1 ? null : ArtifactVersions.read(dir, name, version);
             if (a == null) {
                 throw ArtifactNotFoundException.forVersion(name, version,
-                        dir == null ? List.of() : listVersions(dir));
+                        dir == null ? List.of() : ArtifactVersions.listVersions(dir));
             }
             return a;
         } catch (IOException e) {
@@ -267,7 +248,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         ArtifactNames.validate(name);
         try {
             Path dir = versionsDir(name, false);
-            return dir == null ? List.of() : listVersions(dir);
+            return dir == null ? List.of() : ArtifactVersions.listVersions(dir);
         } catch (IOException e) {
             throw failure("list versions of", name, e);
         }
@@ -287,7 +268,7 @@ public final class FileSystemArtifactService implements ArtifactService {
                     String leaf = dir.getFileName().toString();
                     if (leaf.equals(VERSIONS_DIR)) {
                         String name = nameOf(dir.getParent());
-                        if (name != null && !listVersions(dir).isEmpty()) {
+                        if (name != null && !ArtifactVersions.listVersions(dir).isEmpty()) {
                             names.add(name);
                         }
                         return FileVisitResult.SKIP_SUBTREE;
@@ -322,7 +303,7 @@ public final class FileSystemArtifactService implements ArtifactService {
             List<Path> others = new ArrayList<>();
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
                 for (Path p : entries) {
-                    (CONTENT_FILE.matcher(p.getFileName().toString()).matches() ? contents : others).add(p);
+                    (ArtifactVersions.isContentFile(p.getFileName().toString()) ? contents : others).add(p);
                 }
             }
             // Bytes first: a version disappears as soon as its content file does, so a reader never sees a
@@ -385,7 +366,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         Path dir = root;
         for (String part : parts) {
             Path next = dir.resolve(part);
-            BasicFileAttributes attrs = attributes(next);
+            BasicFileAttributes attrs = ArtifactVersions.attributes(next);
             if (attrs == null) {
                 if (!create) {
                     return null;
@@ -400,7 +381,7 @@ public final class FileSystemArtifactService implements ArtifactService {
                 } catch (FileAlreadyExistsException raced) {
                     // Created concurrently (or a link was planted meanwhile): the checks below decide.
                 }
-                attrs = attributes(next);
+                attrs = ArtifactVersions.attributes(next);
                 if (attrs == null) {
                     throw new NoSuchFileException(part); // removed again by a concurrent delete; save retries
                 }
@@ -440,133 +421,6 @@ public final class FileSystemArtifactService implements ArtifactService {
     private static PathEscapeException escape(String name) {
         return new PathEscapeException("artifact '" + name + "' resolves through a symbolic link or onto another "
                 + "name's directory in the artifact store; refused, nothing was read or written");
-    }
-
-    private static BasicFileAttributes attributes(Path p) throws IOException {
-        try {
-            return Files.readAttributes(p, BasicFileAttributes.class, NO_FOLLOW);
-        } catch (NoSuchFileException e) {
-            return null;
-        }
-    }
-
-    // ---------------------------------------------------------------- versions
-
-    /**
-     * The visible versions in a version directory, ascending: a version is visible when its content file is a
-     * regular file (not a link, not a temp file) and its metadata file exists.
-     */
-    private List<Integer> listVersions(Path dir) throws IOException {
-        Set<Integer> contents = new HashSet<>();
-        Set<Integer> metas = new HashSet<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-            for (Path p : entries) {
-                String file = p.getFileName().toString();
-                Integer n = number(CONTENT_FILE, file);
-                if (n != null) {
-                    BasicFileAttributes attrs = attributes(p);
-                    if (attrs != null && attrs.isRegularFile()) {
-                        contents.add(n);
-                    }
-                } else if ((n = number(META_FILE, file)) != null) {
-                    metas.add(n);
-                }
-            }
-        } catch (NoSuchFileException e) {
-            return List.of(); // deleted meanwhile
-        }
-        contents.retainAll(metas);
-        List<Integer> versions = new ArrayList<>(contents);
-        versions.sort(null);
-        return List.copyOf(versions);
-    }
-
-    /** The highest number used by any version or claim in the directory, or 0. */
-    private static int highestNumber(Path dir) throws IOException {
-        int max = 0;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-            for (Path p : entries) {
-                String file = p.getFileName().toString();
-                Integer n = number(CONTENT_FILE, file);
-                if (n == null) {
-                    n = number(META_FILE, file);
-                }
-                if (n != null && n > max) {
-                    max = n;
-                }
-            }
-        }
-        return max;
-    }
-
-    private static Integer number(Pattern pattern, String file) {
-        Matcher m = pattern.matcher(file);
-        if (!m.matches()) {
-            return null;
-        }
-        long n = Long.parseLong(m.group(1));
-        return n > Integer.MAX_VALUE ? null : (int) n;
-    }
-
-    /** Reads one version, or null when it is not (or no longer) visible. Links are never followed. */
-    private Artifact read(Path dir, String name, int version) throws IOException {
-        Path content = dir.resolve(contentFile(version));
-        Path meta = dir.resolve(metaFile(version));
-        BasicFileAttributes contentAttrs = attributes(content);
-        BasicFileAttributes metaAttrs = attributes(meta);
-        if (contentAttrs == null || !contentAttrs.isRegularFile() || metaAttrs == null || !metaAttrs.isRegularFile()) {
-            return null;
-        }
-        byte[] bytes;
-        JsonNode node;
-        try {
-            bytes = readNoFollow(content);
-            node = JSON.readTree(readNoFollow(meta));
-        } catch (NoSuchFileException e) {
-            return null; // deleted between the check and the read
-        }
-        String mime = node.path("mimeType").asText(ArtifactNames.DEFAULT_MIME_TYPE);
-        long size = node.path("size").asLong(-1);
-        String sha = node.path("sha256").asText("");
-        if (size != bytes.length || !sha.equals(sha256(bytes))) {
-            throw new BackendUnavailableException("artifact '" + name + "' version " + version
-                    + " is damaged in the store (size or checksum differs from what was saved); restore it from a"
-                    + " backup or delete it");
-        }
-        return new Artifact(new ArtifactRef(name, version), bytes, mime);
-    }
-
-    private static byte[] readNoFollow(Path p) throws IOException {
-        // NOFOLLOW_LINKS makes the open itself fail on a link (O_NOFOLLOW), closing the check-then-open gap.
-        try (InputStream in = Files.newInputStream(p, LinkOption.NOFOLLOW_LINKS)) {
-            return in.readAllBytes();
-        }
-    }
-
-    private static byte[] metadata(byte[] content, String mime) throws IOException {
-        ObjectNode node = JSON.createObjectNode();
-        node.put("format", META_FORMAT);
-        node.put("mimeType", mime);
-        node.put("size", content.length);
-        node.put("sha256", sha256(content));
-        node.put("createdAt", Instant.now().toString());
-        return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
-    }
-
-    private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform provides SHA-256", e);
-        }
-    }
-
-    static String contentFile(int version) {
-        return "v" + version + ".bin";
-    }
-
-    static String metaFile(int version) {
-        return "v" + version + ".json";
     }
 
     // ---------------------------------------------------------------- plumbing
