@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,6 +18,25 @@ record ToolResult(String text, boolean isError, Map<String, Object> attributes) 
 
     static ToolResult ok(String text, Map<String, Object> attributes) {
         return new ToolResult(text, false, attributes);
+    }
+
+    /**
+     * The result of a program run, with the attributes every run has: {@code exit_code}, {@code timed_out},
+     * {@code truncated}, {@code duration_ms}, and {@code files_changed} when changed files were looked for.
+     *
+     * @param changed the files the run changed, or null when not reported
+     */
+    static ToolResult ofRun(String text, int exitCode, boolean timedOut, boolean truncated, Duration duration,
+                            ChangedFiles changed) {
+        Map<String, Object> attrs = new LinkedHashMap<>();
+        attrs.put("exit_code", exitCode);
+        attrs.put("timed_out", timedOut);
+        attrs.put("truncated", truncated);
+        attrs.put("duration_ms", duration.toMillis());
+        if (changed != null) {
+            attrs.put("files_changed", changed.paths());
+        }
+        return ok(text, attrs);
     }
 
     /**
