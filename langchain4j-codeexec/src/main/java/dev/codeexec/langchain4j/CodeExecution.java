@@ -246,9 +246,9 @@ public final class CodeExecution implements AutoCloseable {
     public ToolArgumentsErrorHandler toolArgumentsErrorHandler() {
         return (error, context) -> {
             String tool = context.toolExecutionRequest() == null ? "the tool" : context.toolExecutionRequest().name();
-            String msg = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
-            return ToolErrorHandlerResult.text("error: invalid arguments for " + tool + ": " + msg
-                    + ". Nothing was run or changed; fix the arguments and call it again.");
+            String msg = error.getMessage() == null ? "they do not fit the tool's parameters" : error.getMessage();
+            return ToolErrorHandlerResult.text("error: " + ErrorText.forModel("invalid arguments for " + tool + ": "
+                    + msg + ". Nothing was run or changed; fix the arguments and call it again."));
         };
     }
 

@@ -55,7 +55,7 @@ final class ExecTool implements ToolHandler {
         RunProgramSpec spec = commands.command(call.engine(), command, env, cwd, stdin, timeout);
         if (background) {
             InteractiveProgramRunner runner = call.engine().interactive().orElseThrow(() -> new ToolRefusal(
-                    "unsupported", "background sessions need an engine with interactive sessions, and the '"
+                    ToolErrorKind.UNSUPPORTED, "background sessions need an engine with interactive sessions, and the '"
                     + call.engine().name() + "' engine has none. Nothing was started; run the command without "
                     + "background=true (it may run up to " + settings.maxTimeout().toSeconds() + " seconds)."));
             return workspaces.inWorkspace(call, ws -> sessions.start(call, ws, runner, spec, yield));

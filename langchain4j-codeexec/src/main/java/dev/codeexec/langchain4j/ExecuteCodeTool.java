@@ -46,7 +46,7 @@ final class ExecuteCodeTool implements ToolHandler {
         CodeBlock block = CodeBlock.of(language, code);
         if (gate != null) {
             gate.requireCleanEnv(call.engine());
-            CodeLanguage lang = CodeLanguage.forTag(language).orElseThrow(() -> new ToolRefusal("policy",
+            CodeLanguage lang = CodeLanguage.forTag(language).orElseThrow(() -> new ToolRefusal(ToolErrorKind.POLICY,
                     "refused by policy: with a command policy only python and bash code can run, not "
                             + ToolArguments.echo(language) + ". Nothing was run."));
             // The snippet runs as a command would, through the same policy: bash never passes (built-in deny),

@@ -2,6 +2,7 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceBusyException;
 import dev.langchain4j.data.message.UserMessage;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -35,6 +36,7 @@ final class InvocationAttachments {
      * Stages the call's attachments unless this invocation already did; the caller holds the workspace lock.
      *
      * @return what was staged, or null when nothing was attempted (no files, or staged before)
+     * @throws WorkspaceBusyException when a background session holds the workspace; the next call tries again
      */
     List<AttachmentStager.Staged> stageOnce(ToolCall call, Workspace ws) {
         UserMessage message = call.userMessage();
@@ -46,7 +48,12 @@ final class InvocationAttachments {
         if (!stagedInvocations.add(marker)) {
             return null;
         }
-        return stager.stage(call.engine(), ws, message);
+        try {
+            return stager.stage(call.engine(), ws, message);
+        } catch (WorkspaceBusyException e) {
+            stagedInvocations.remove(marker); // staged by the next call of the invocation, once the workspace is free
+            throw e;
+        }
     }
 
     /** Stages a message's files for application code; the caller holds the workspace lock. */

@@ -3,6 +3,7 @@ package dev.codeexec.langchain4j;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -43,6 +44,8 @@ final class SaveArtifactTool implements ToolHandler {
             ToolArtifacts.SavedArtifact saved;
             try {
                 saved = artifacts.save(call.engine(), ws, service, path, prefix + artifactName);
+            } catch (PathEscapeException e) {
+                throw new PathEscapeException(ToolArtifacts.unscoped(e.getMessage(), prefix), e);
             } catch (InvalidSpecException e) {
                 throw new InvalidSpecException(ToolArtifacts.unscoped(e.getMessage(), prefix), e);
             }

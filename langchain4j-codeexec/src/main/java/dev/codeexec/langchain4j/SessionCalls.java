@@ -27,7 +27,7 @@ final class SessionCalls {
                      Duration yield) {
         sessions.reap();
         if (sessions.countFor(call.engine(), call.key()) >= BackgroundSessions.MAX_PER_WORKSPACE) {
-            throw new ToolRefusal("too_many_sessions", "this conversation already has "
+            throw new ToolRefusal(ToolErrorKind.TOO_MANY_SESSIONS, "this conversation already has "
                     + BackgroundSessions.MAX_PER_WORKSPACE + " background sessions; stop one with "
                     + settings.name(WorkspaceTool.KILL_SESSION) + " first. Nothing was started.");
         }
@@ -41,10 +41,10 @@ final class SessionCalls {
      * @throws ToolRefusal {@code unknown_session} when it has none by that id
      */
     BackgroundSessions.Entry find(ToolCall call, String id) {
-        return sessions.find(call.engine(), call.key(), id).orElseThrow(() -> new ToolRefusal("unknown_session",
-                "there is no background session " + ToolArguments.echo(id) + " in this conversation (it may have "
-                        + "been killed or reaped after it exited). Start a new one with "
-                        + settings.name(WorkspaceTool.EXEC) + " and background=true."));
+        return sessions.find(call.engine(), call.key(), id).orElseThrow(() -> new ToolRefusal(
+                ToolErrorKind.UNKNOWN_SESSION, "there is no background session " + ToolArguments.echo(id)
+                        + " in this conversation (it may have been killed or reaped after it exited). Start a new one "
+                        + "with " + settings.name(WorkspaceTool.EXEC) + " and background=true."));
     }
 
     /**

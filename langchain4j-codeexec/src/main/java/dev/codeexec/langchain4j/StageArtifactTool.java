@@ -44,15 +44,15 @@ final class StageArtifactTool implements ToolHandler {
             try {
                 a = service.load(stored);
             } catch (ArtifactNotFoundException e) {
-                throw new ToolRefusal("not_found", ToolErrors.clause(ToolArtifacts.unscoped(e.getMessage(), prefix))
-                        + ". Nothing was staged.");
+                throw new ToolRefusal(ToolErrorKind.NOT_FOUND, ErrorText.clause(ToolArtifacts.unscoped(
+                        e.getMessage(), prefix)) + ". Nothing was staged.");
             } catch (IllegalArgumentException e) {
                 throw new InvalidSpecException(ToolArtifacts.unscoped(e.getMessage(), prefix) + ". Nothing was staged.",
                         e);
             }
             ArtifactRef shown = ToolArtifacts.unscoped(a.ref(), prefix);
             if (a.size() > artifacts.maxBytes()) {
-                throw new ToolRefusal("too_large", shown + " is " + a.size() + " bytes; the limit is "
+                throw new ToolRefusal(ToolErrorKind.TOO_LARGE, shown + " is " + a.size() + " bytes; the limit is "
                         + artifacts.maxBytes() + ". Nothing was staged.");
             }
             call.engine().fs().putFiles(ws, List.of(PutFile.of(target, a.content())));

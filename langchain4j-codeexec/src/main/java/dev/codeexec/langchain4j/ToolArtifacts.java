@@ -37,9 +37,9 @@ final class ToolArtifacts {
         if (configured != null) {
             return configured;
         }
-        return engine.artifacts().orElseThrow(() -> new ToolRefusal("unsupported", "no artifact store is configured "
-                + "in this application, so files cannot be saved as artifacts. Tell the user where the file is in the "
-                + "workspace instead."));
+        return engine.artifacts().orElseThrow(() -> new ToolRefusal(ToolErrorKind.UNSUPPORTED, "no artifact store is "
+                + "configured in this application, so files cannot be saved as artifacts. Tell the user where the file "
+                + "is in the workspace instead."));
     }
 
     /** The prefix of a workspace key's artifacts under the configured scope. */

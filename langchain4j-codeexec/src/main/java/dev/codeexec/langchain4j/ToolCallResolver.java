@@ -72,9 +72,9 @@ final class ToolCallResolver {
         String key = memoryId == null ? ChatMemoryService.DEFAULT : memoryId.toString();
         if (ChatMemoryService.DEFAULT.equals(key)) {
             if (requireMemoryId) {
-                throw new ToolRefusal("memory_id_required", "this assistant has no conversation id, so all its users "
-                        + "would share one workspace, and the application forbids that. Nothing was run. Answer "
-                        + "without the workspace tools.");
+                throw new ToolRefusal(ToolErrorKind.MEMORY_ID_REQUIRED, "this assistant has no conversation id, so "
+                        + "all its users would share one workspace, and the application forbids that. Nothing was run. "
+                        + "Answer without the workspace tools.");
             }
             if (warnedSharedWorkspace.compareAndSet(false, true)) {
                 log.warn("Workspace tools called without a @MemoryId: every caller of this AI service shares the "

@@ -6,15 +6,15 @@ package dev.codeexec.langchain4j;
  */
 final class ToolRefusal extends RuntimeException {
 
-    private final String kind;
+    private final ToolErrorKind kind;
 
-    ToolRefusal(String kind, String message) {
+    ToolRefusal(ToolErrorKind kind, String message) {
         super(message, null, false, false);
         this.kind = kind;
     }
 
-    /** The {@code error} attribute of the result, for example {@code too_large}. */
-    String kind() {
+    /** The kind of error result, for example {@link ToolErrorKind#TOO_LARGE}. */
+    ToolErrorKind kind() {
         return kind;
     }
 }

@@ -41,11 +41,14 @@ record ToolResult(String text, boolean isError, Map<String, Object> attributes) 
 
     /**
      * An error the model can act on. The text starts with {@code error:} and says what to change; it never carries a
-     * stack trace or a host path.
+     * stack trace, a host path or an exception class name, and very long paths in it are shortened
+     * ({@link ErrorText#forModel}).
+     *
+     * @param kind what went wrong; its {@linkplain ToolErrorKind#attribute() name} is the {@code error} attribute
      */
-    static ToolResult error(String kind, String message) {
+    static ToolResult error(ToolErrorKind kind, String message) {
         Map<String, Object> attrs = new LinkedHashMap<>();
-        attrs.put("error", kind);
-        return new ToolResult("error: " + message, true, attrs);
+        attrs.put("error", kind.attribute());
+        return new ToolResult("error: " + ErrorText.forModel(message), true, attrs);
     }
 }

@@ -35,6 +35,7 @@ final class ToolRuntime implements AutoCloseable {
     private final ToolWorkspaces workspaces;
     private final CommandSpecs commands;
     private final ToolArtifacts artifacts;
+    private final ToolErrors errors;
     private final Map<WorkspaceTool, ToolHandler> handlers = new EnumMap<>(WorkspaceTool.class);
 
     /** @param gate the command policy's gate, or null without a policy */
@@ -49,6 +50,7 @@ final class ToolRuntime implements AutoCloseable {
                 new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), listings);
         this.commands = new CommandSpecs(gate, settings.inheritEnvironment());
         this.artifacts = new ToolArtifacts(artifacts, artifactScope, settings.maxArtifactBytes());
+        this.errors = new ToolErrors(settings, sessions);
         SessionCalls sessionCalls = new SessionCalls(sessions, settings);
         handlers.put(WorkspaceTool.EXEC, new ExecTool(settings, workspaces, listings, commands, sessionCalls));
         handlers.put(WorkspaceTool.WRITE_STDIN, new WriteStdinTool(settings, sessionCalls));
@@ -71,15 +73,16 @@ final class ToolRuntime implements AutoCloseable {
 
     /** Runs one tool call; never throws for anything the model or the engine did. */
     ToolResult call(WorkspaceTool tool, ToolArguments args, InvocationContext ctx) {
-        String name = settings.name(tool);
+        ToolCall call = null;
         try {
             if (!settings.enabled().contains(tool)) {
-                return ToolResult.error("tool_disabled", "the tool '" + name + "' is not enabled in this "
-                        + "application");
+                return ToolResult.error(ToolErrorKind.TOOL_DISABLED, "the tool '" + settings.name(tool)
+                        + "' is not enabled in this application");
             }
-            return handlers.get(tool).handle(resolver.resolve(ctx), args);
+            call = resolver.resolve(ctx);
+            return handlers.get(tool).handle(call, args);
         } catch (RuntimeException e) {
-            return ToolErrors.toResult(name, e);
+            return errors.toResult(tool, call, e);
         }
     }
 

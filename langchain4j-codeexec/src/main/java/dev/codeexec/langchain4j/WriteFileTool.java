@@ -86,7 +86,7 @@ final class WriteFileTool implements ToolHandler {
             return null;
         }
         if (f == null) {
-            throw new ToolRefusal("too_large", "cannot append: " + path + " would exceed the limit of "
+            throw new ToolRefusal(ToolErrorKind.TOO_LARGE, "cannot append: " + path + " would exceed the limit of "
                     + settings.maxWriteBytes() + " bytes per file written by this tool. Nothing was changed; "
                     + "append with a program run by " + settings.name(WorkspaceTool.EXEC) + " instead.");
         }

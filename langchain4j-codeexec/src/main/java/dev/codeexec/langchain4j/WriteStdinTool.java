@@ -42,7 +42,7 @@ final class WriteStdinTool implements ToolHandler {
             }
         } catch (InvalidSpecException ex) {
             // The engine's message names no session, or its own id: give the model the one it knows.
-            throw new InvalidSpecException("session " + e.id + ": " + ToolErrors.clause(ex.getMessage()) + ".", ex);
+            throw new InvalidSpecException("session " + e.id + ": " + ErrorText.clause(ex.getMessage()) + ".", ex);
         }
         return sessions.poll(e, yield, null);
     }
