@@ -1,8 +1,8 @@
 package dev.codeexec.sandbox;
 
-import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceBusyException;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,7 +18,9 @@ import java.util.function.Supplier;
  * running in the same workspace at that moment could swap a checked directory for a link and redirect the host-side
  * step outside the workspace. Sandboxed programs cannot outlive their run (the run's PID namespace dies with it), so
  * the only programs that can run concurrently are background sessions and overlapping runs. This gate serialises
- * runs and file operations of a workspace, and refuses both while one of its background sessions is alive.
+ * runs and file operations of a workspace, and refuses both while one of its background sessions is alive: the
+ * workspace is busy ({@link WorkspaceBusyException}), which is no policy decision, and the same call succeeds once the
+ * session is gone.
  */
 final class WorkspaceGates {
 
@@ -32,7 +34,7 @@ final class WorkspaceGates {
     /**
      * Runs {@code action} alone in the workspace.
      *
-     * @throws PolicyViolationException while a background session of the workspace is alive
+     * @throws WorkspaceBusyException while a background session of the workspace is alive; it names the sessions
      */
     <T> T exclusive(Workspace ws, Supplier<T> action) {
         Gate g = gates.computeIfAbsent(ws.id(), k -> new Gate());
@@ -40,10 +42,12 @@ final class WorkspaceGates {
         try {
             g.sessions.removeIf(s -> s.exitCode().isPresent());
             if (!g.sessions.isEmpty()) {
-                throw new PolicyViolationException("a background session of this workspace is still running; on the "
-                        + "sandbox backend nothing else may run in the workspace, and its files cannot be read or "
-                        + "written from outside, until the session ends or is killed (a running program could "
-                        + "otherwise redirect those operations). Use the session, or kill it first.");
+                List<String> ids = g.sessions.stream().map(ProgramSession::id).sorted().toList();
+                throw new WorkspaceBusyException("a background session of this workspace is still running ("
+                        + String.join(", ", ids) + "); on the sandbox backend nothing else may run in the workspace, "
+                        + "and its files cannot be read or written from outside, until the session ends or is killed "
+                        + "(a running program could otherwise redirect those operations). Use the session, or kill "
+                        + "it first.", ids);
             }
             return action.get();
         } finally {

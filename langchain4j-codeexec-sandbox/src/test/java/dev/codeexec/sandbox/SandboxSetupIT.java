@@ -13,6 +13,7 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceBusyException;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
@@ -197,8 +198,8 @@ class SandboxSetupIT {
                             + "/.git\" 2>/dev/null; echo done"));
                     assertThat(r.stdout()).as("run %d", i).doesNotContain(secret);
                     ran++;
-                } catch (PolicyViolationException | BackendUnavailableException e) {
-                    refused++; // the swap was noticed, or bubblewrap failed on it: nothing ran
+                } catch (PolicyViolationException | BackendUnavailableException | WorkspaceBusyException e) {
+                    refused++; // the swap was noticed, bubblewrap failed on it, or the session holds the workspace
                 }
             }
             s.kill(Duration.ofSeconds(1));

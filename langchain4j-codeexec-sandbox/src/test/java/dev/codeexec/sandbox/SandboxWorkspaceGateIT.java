@@ -3,17 +3,23 @@ package dev.codeexec.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceBusyException;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.WorkspaceTools;
+import dev.langchain4j.invocation.InvocationContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,19 +57,30 @@ class SandboxWorkspaceGateIT {
                             .timeout(Duration.ofSeconds(120)).build())) {
                 for (int i = 0; i < 50; i++) {
                     assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("work/sub/planted.txt",
-                            "x")))).isInstanceOf(PolicyViolationException.class)
-                            .hasMessageContaining("background session of this workspace is still running");
+                            "x")))).isInstanceOf(WorkspaceBusyException.class)
+                            .hasMessageContaining("background session of this workspace is still running")
+                            .extracting(e -> ((WorkspaceBusyException) e).sessionIds(),
+                                    InstanceOfAssertFactories.list(String.class))
+                            .containsExactly(session.id());
                     assertThatThrownBy(() -> engine.fs().readFile(ws, "work/sub/config.json", 0, 100))
-                            .isInstanceOf(PolicyViolationException.class);
+                            .isInstanceOf(WorkspaceBusyException.class);
                     assertThatThrownBy(() -> engine.fs().list(ws, "work"))
-                            .isInstanceOf(PolicyViolationException.class);
+                            .isInstanceOf(WorkspaceBusyException.class);
                     assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
-                            .isInstanceOf(PolicyViolationException.class);
+                            .isInstanceOf(WorkspaceBusyException.class);
                     assertThatThrownBy(() -> engine.interactive().orElseThrow().startProgram(ws,
-                            RunProgramSpec.builder("true").build())).isInstanceOf(PolicyViolationException.class);
+                            RunProgramSpec.builder("true").build())).isInstanceOf(WorkspaceBusyException.class);
                 }
                 assertThat(session.exitCode()).as("the swapper still runs").isEmpty();
                 session.kill(Duration.ZERO);
+            }
+            // The kill may land in the middle of a swap: put work/sub back as the swapper found it.
+            Path work = Path.of(ws.path(), "work");
+            if (Files.isSymbolicLink(work.resolve("sub"))) {
+                Files.delete(work.resolve("sub"));
+            }
+            if (Files.exists(work.resolve("sub_real"))) {
+                Files.move(work.resolve("sub_real"), work.resolve("sub"));
             }
             try (Stream<Path> planted = Files.list(hostTarget)) {
                 assertThat(planted.map(p -> p.getFileName().toString())).containsExactly("config.json");
@@ -76,6 +93,38 @@ class SandboxWorkspaceGateIT {
             assertThat(engine.runner().runProgram(ws, RunProgramSpec.builder("cat").args("sub/planted.txt")
                     .cwd("work").build()).stdout()).isEqualTo("x");
             assertThat(Files.exists(hostTarget.resolve("planted.txt"))).isFalse();
+        }
+    }
+
+    @Test
+    void should_tell_the_model_the_workspace_is_busy_and_with_which_session_when_a_session_holds_it() {
+        try (SandboxEngine engine = SandboxEngine.builder().rootDir(tmp.resolve("root3")).build();
+             CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            WorkspaceTools tools = codeExec.tools();
+            InvocationContext ctx = InvocationContext.builder().chatMemoryId("busy").build();
+            String started = tools.workspaceExec("sleep 600", null, null, null, 600, true, ctx);
+            Matcher id = Pattern.compile("s_[0-9a-f]{8}").matcher(started);
+            assertThat(id.find()).as(started).isTrue();
+
+            List<String> refused = List.of(
+                    tools.workspaceListFiles("work", ctx),
+                    tools.workspaceReadFile("work/x.txt", null, null, ctx),
+                    tools.workspaceWriteFile("work/x.txt", "x", null, ctx),
+                    tools.workspaceExec("true", null, null, null, null, null, ctx));
+
+            for (String r : refused) {
+                assertThat(r).startsWith("error: the workspace is busy with background session " + id.group()
+                                + ", which is still running")
+                        .contains("workspace_write_stdin").contains("stop it with workspace_kill_session")
+                        .endsWith(" again. Nothing was run or changed.")
+                        .doesNotContain("policy").doesNotContain("do not retry")
+                        .doesNotContainPattern("[0-9a-f]{8}-[0-9a-f]{4}-");
+            }
+            // Positive control: once the session is killed, the same calls work.
+            assertThat(tools.workspaceKillSession(id.group(), ctx)).contains("status: killed");
+            assertThat(tools.workspaceWriteFile("work/x.txt", "x", null, ctx)).startsWith("created work/x.txt");
+            assertThat(tools.workspaceExec("cat work/x.txt", null, null, null, null, null, ctx))
+                    .startsWith("exit_code: 0").endsWith("--- stdout ---\nx");
         }
     }
 

@@ -9,7 +9,8 @@ package dev.codeexec.engine;
  *   <li>{@link PolicyViolationException}: a configured policy refused it; do not retry as is;</li>
  *   <li>{@link UnsupportedCapabilityException}: this backend cannot do it safely; choose another backend;</li>
  *   <li>{@link BackendUnavailableException}: the backend is missing or broken; an operator must act, or retry later;</li>
- *   <li>{@link WorkspaceGoneException}: the workspace was removed or closed; create a new one.</li>
+ *   <li>{@link WorkspaceGoneException}: the workspace was removed or closed; create a new one;</li>
+ *   <li>{@link WorkspaceBusyException}: a background session holds the workspace; wait for it or kill it.</li>
  * </ul>
  * Messages never contain host secrets; they may name workspace-relative paths.
  */

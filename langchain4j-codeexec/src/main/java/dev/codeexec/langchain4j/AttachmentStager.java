@@ -7,6 +7,7 @@ import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceBusyException;
 import dev.codeexec.workspace.SafeNames;
 import dev.langchain4j.data.message.AudioContent;
 import dev.langchain4j.data.message.Content;
@@ -97,7 +98,11 @@ final class AttachmentStager {
         return false;
     }
 
-    /** Stages the message's files; the caller holds the workspace's lock. */
+    /**
+     * Stages the message's files; the caller holds the workspace's lock.
+     *
+     * @throws WorkspaceBusyException when a background session holds the workspace: nothing can be staged now
+     */
     List<Staged> stage(Engine engine, Workspace ws, UserMessage message) {
         List<Staged> result = new ArrayList<>();
         if (!hasFiles(message)) {
@@ -167,6 +172,8 @@ final class AttachmentStager {
             return new Staged(name, target, bytes.length, null);
         } catch (TooLarge e) {
             return new Staged(name, null, -1, "it is larger than the limit of " + maxBytes + " bytes");
+        } catch (WorkspaceBusyException e) {
+            throw e; // nothing can be staged now; the call answers busy, and a later one stages the file
         } catch (PolicyViolationException e) {
             // The engine's message may name the host path; the model only learns the rule.
             log.info("attachment {} not staged: {}", name, e.getMessage());

@@ -5,6 +5,7 @@ import dev.codeexec.engine.ProgramSession;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -59,6 +60,18 @@ final class BackgroundSessions implements AutoCloseable {
     int runningFor(Engine engine, String key) {
         return (int) sessions.values().stream().filter(e -> e.engine == engine && e.key.equals(key)
                 && e.session.exitCode().isEmpty()).count();
+    }
+
+    /** The ids this class gave the sessions of this engine and conversation with these engine ids, sorted. */
+    List<String> idsOf(Engine engine, String key, Collection<String> engineIds) {
+        return sessions.values().stream().filter(e -> e.engine == engine && e.key.equals(key)
+                && engineIds.contains(e.session.id())).map(e -> e.id).sorted().toList();
+    }
+
+    /** The ids of the sessions of this engine and conversation whose program still runs, sorted. */
+    List<String> runningIdsFor(Engine engine, String key) {
+        return sessions.values().stream().filter(e -> e.engine == engine && e.key.equals(key)
+                && e.session.exitCode().isEmpty()).map(e -> e.id).sorted().toList();
     }
 
     Entry register(Engine engine, String key, ProgramSession session) {

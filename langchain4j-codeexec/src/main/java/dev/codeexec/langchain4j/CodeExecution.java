@@ -246,9 +246,9 @@ public final class CodeExecution implements AutoCloseable {
     public ToolArgumentsErrorHandler toolArgumentsErrorHandler() {
         return (error, context) -> {
             String tool = context.toolExecutionRequest() == null ? "the tool" : context.toolExecutionRequest().name();
-            String msg = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
-            return ToolErrorHandlerResult.text("error: invalid arguments for " + tool + ": " + msg
-                    + ". Nothing was run or changed; fix the arguments and call it again.");
+            String msg = error.getMessage() == null ? "they do not fit the tool's parameters" : error.getMessage();
+            return ToolErrorHandlerResult.text("error: " + ErrorText.forModel("invalid arguments for " + tool + ": "
+                    + msg + ". Nothing was run or changed; fix the arguments and call it again."));
         };
     }
 
@@ -354,7 +354,7 @@ public final class CodeExecution implements AutoCloseable {
 
         /**
          * Where {@code workspace_save_artifact} saves and {@code workspace_stage_artifact} loads. Default: the
-         * engine's own ({@link Engine#artifacts()}); when neither exists the artifact tools answer that none is
+         * engine's own (an engine that is a {@link dev.codeexec.artifact.ArtifactSource}); when neither exists the artifact tools answer that none is
          * configured.
          */
         public Builder artifactService(ArtifactService artifactService) {

@@ -2,6 +2,7 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.EnvironmentScrubber;
 import dev.codeexec.policy.ParsedCommand;
@@ -48,6 +49,19 @@ final class CommandGate {
             parsed = parsed.resolveExecutables(path);
         }
         return parsed.toShellScript();
+    }
+
+    /**
+     * Fails closed on an engine that cannot start programs from a clean environment, which every policy run needs.
+     *
+     * @throws UnsupportedCapabilityException when {@code engine} has no clean environment
+     */
+    void requireCleanEnv(Engine engine) {
+        if (!engine.describe().supportsCleanEnv()) {
+            throw new UnsupportedCapabilityException("refused: a command policy is configured, and it needs an "
+                    + "engine that starts programs from a clean environment; the '" + engine.name()
+                    + "' engine cannot. Nothing was run.");
+        }
     }
 
     /** The variables of {@code env} a policy run may receive (drops PATH, LD_PRELOAD, BASH_ENV and the like). */

@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,12 +21,34 @@ record ToolResult(String text, boolean isError, Map<String, Object> attributes) 
     }
 
     /**
-     * An error the model can act on. The text starts with {@code error:} and says what to change; it never carries a
-     * stack trace or a host path.
+     * The result of a program run, with the attributes every run has: {@code exit_code}, {@code timed_out},
+     * {@code truncated}, {@code duration_ms}, and {@code files_changed} when changed files were looked for.
+     *
+     * @param changed the files the run changed, or null when not reported
      */
-    static ToolResult error(String kind, String message) {
+    static ToolResult ofRun(String text, int exitCode, boolean timedOut, boolean truncated, Duration duration,
+                            ChangedFiles changed) {
         Map<String, Object> attrs = new LinkedHashMap<>();
-        attrs.put("error", kind);
-        return new ToolResult("error: " + message, true, attrs);
+        attrs.put("exit_code", exitCode);
+        attrs.put("timed_out", timedOut);
+        attrs.put("truncated", truncated);
+        attrs.put("duration_ms", duration.toMillis());
+        if (changed != null) {
+            attrs.put("files_changed", changed.paths());
+        }
+        return ok(text, attrs);
+    }
+
+    /**
+     * An error the model can act on. The text starts with {@code error:} and says what to change; it never carries a
+     * stack trace, a host path or an exception class name, and very long paths in it are shortened
+     * ({@link ErrorText#forModel}).
+     *
+     * @param kind what went wrong; its {@linkplain ToolErrorKind#attribute() name} is the {@code error} attribute
+     */
+    static ToolResult error(ToolErrorKind kind, String message) {
+        Map<String, Object> attrs = new LinkedHashMap<>();
+        attrs.put("error", kind.attribute());
+        return new ToolResult("error: " + ErrorText.forModel(message), true, attrs);
     }
 }

@@ -102,7 +102,7 @@ final class WorkspaceToolProvider implements ToolProvider {
                 r = runtime.call(tool, ToolArguments.parse(request.arguments(), maxWrite * 6 + (1 << 20), maxWrite),
                         context);
             } catch (InvalidArgument e) {
-                r = ToolResult.error("invalid_argument", e.getMessage() + ". Nothing was run or changed.");
+                r = ToolResult.error(ToolErrorKind.INVALID_ARGUMENT, e.getMessage() + ". Nothing was run or changed.");
             }
             return ToolExecutionResult.builder().isError(r.isError()).resultText(r.text())
                     .attributes(r.attributes()).build();

@@ -435,9 +435,9 @@ public abstract class AbstractWorkspaceToolsIT {
 
             // Bounds far below the session's 600 s: before the fix, both waited for the write, which waited for it.
             // The listing answers at once: with the files, or, on a backend that lets no file operation overlap a
-            // running program of the workspace (the sandbox), with that refusal.
-            assertThat(list.get(60, TimeUnit.SECONDS)).matches("(?s)(no files match|error: refused by policy: a "
-                    + "background session of this workspace is still running).*");
+            // running program of the workspace (the sandbox), with the busy answer that names the session.
+            assertThat(list.get(60, TimeUnit.SECONDS)).matches("(?s)(no files match|error: the workspace is busy "
+                    + "with background session " + id + ", which is still running).*");
             assertThat(kill.get(60, TimeUnit.SECONDS)).startsWith("session_id: " + id + " | status: killed");
             String written = write.get(60, TimeUnit.SECONDS);
             assertThat(written)
@@ -492,6 +492,58 @@ public abstract class AbstractWorkspaceToolsIT {
     }
 
     @Test
+    void should_end_every_refusal_because_of_a_link_with_the_same_guidance() throws IOException {
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts).build()) {
+            var tools = codeExec.tools();
+            var ctx = dev.langchain4j.invocation.InvocationContext.builder().chatMemoryId("links").build();
+            // Links the model can make with a command: out of the workspace, dangling, and one that stays inside.
+            String made = tools.workspaceExec("mkdir -p work/real && echo inside > work/real/f.txt && ln -s "
+                    + inputRoot + " work/out-link && ln -s ../missing work/dangling && ln -s real work/in-link",
+                    null, null, null, null, null, ctx);
+            String saved = tools.workspaceSaveArtifact("work/real/f.txt", "f.txt", ctx);
+
+            List<String> refused = List.of(
+                    tools.workspaceReadFile("work/out-link/f.txt", null, null, ctx),
+                    tools.workspaceWriteFile("work/out-link/planted.txt", "x", null, ctx),
+                    tools.workspaceListFiles("work/out-link", ctx),
+                    tools.workspaceReadFile("work/dangling", null, null, ctx),
+                    tools.workspaceWriteFile("work/dangling", "x", true, ctx),
+                    tools.workspaceSaveArtifact("work/out-link/f.txt", null, ctx),
+                    tools.workspaceStageArtifact("artifact://f.txt", "work/out-link/f.txt", ctx),
+                    tools.workspaceExec("ls", "work/out-link", null, null, null, null, ctx));
+
+            assertThat(made).startsWith("exit_code: 0");
+            assertThat(saved).startsWith("saved work/real/f.txt as artifact://f.txt@1");
+            for (String r : refused) {
+                assertThat(r).startsWith("error: ").endsWith(ToolErrorResultsTest.LINK_GUIDANCE)
+                        .doesNotContain(inputRoot.toString()).doesNotContain("Exception");
+            }
+            try (Stream<Path> planted = Files.list(inputRoot)) {
+                assertThat(planted).as("nothing was written through the link").isEmpty();
+            }
+            assertThat(tools.workspaceReadFile("work/in-link/f.txt", null, null, ctx))
+                    .as("positive control: a link inside the workspace").endsWith("\ninside\n");
+        }
+    }
+
+    @Test
+    void should_name_no_exception_class_and_shorten_the_path_when_a_file_name_is_too_long() {
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            var ctx = dev.langchain4j.invocation.InvocationContext.builder().chatMemoryId("long").build();
+            // Longer than any file system's name limit (255 bytes): the engine's write fails.
+            String path = "work/" + "n".repeat(300) + ".txt";
+
+            String written = codeExec.tools().workspaceWriteFile(path, "x", null, ctx);
+
+            assertThat(written).startsWith("error: ").contains("'work/nnn")
+                    .contains("...[shortened: " + (path.length() - 120) + " characters left out]...")
+                    .contains("nnn.txt'").doesNotContain("Exception").doesNotContain(base.toString());
+            assertThat(written.length()).isLessThan(path.length());
+            assertThat(codeExec.workspace("long").list("work")).noneMatch(f -> f.path().contains("nnn"));
+        }
+    }
+
+    @Test
     void should_give_argument_conversion_errors_to_the_model_when_the_tool_methods_are_registered() {
         openAi.script(req -> switch (toolResultsThisTurn(req)) {
             case 0 -> Reply.tool("c0", "workspace_exec", Map.of("command", "echo hi", "timeout_seconds", "soon"));
@@ -507,7 +559,7 @@ public abstract class AbstractWorkspaceToolsIT {
 
             List<ToolExecutionResultMessage> results = toolMessages("t");
             assertThat(results.get(0).text()).startsWith("error: invalid arguments for workspace_exec")
-                    .contains("timeout_seconds");
+                    .contains("timeout_seconds").doesNotContain("Exception");
             assertThat(results.get(1).text()).startsWith("exit_code: 0").contains("hi");
         }
     }

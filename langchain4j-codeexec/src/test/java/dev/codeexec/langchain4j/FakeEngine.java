@@ -5,11 +5,14 @@ import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.InteractiveProgramRunner;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;
 import dev.codeexec.engine.PathEscapeException;
+import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramRunner;
+import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
@@ -27,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -44,6 +48,12 @@ final class FakeEngine implements Engine {
     /** Answers a run; may write files through {@link #files}. */
     volatile BiFunction<Workspace, RunProgramSpec, RunResult> program =
             (ws, spec) -> new RunResult("ok\n", "", 0, Duration.ofMillis(5), false, false, false);
+
+    /** When set, every file operation (put, read, list) throws it, as an engine whose file system fails would. */
+    volatile RuntimeException fileFailure;
+    /** When true, the engine offers background sessions ({@link FakeSession}). */
+    volatile boolean interactive;
+    final List<FakeSession> sessions = new CopyOnWriteArrayList<>();
 
     Map<String, byte[]> filesOf(Workspace ws) {
         return files.computeIfAbsent(ws.id(), k -> new ConcurrentHashMap<>());
@@ -85,6 +95,7 @@ final class FakeEngine implements Engine {
         return new WorkspaceFS() {
             @Override
             public void putFiles(Workspace ws, List<PutFile> list) {
+                failIfAsked();
                 list.forEach(f -> check(f.path()));
                 list.forEach(f -> filesOf(ws).put(check(f.path()), f.content()));
             }
@@ -121,6 +132,7 @@ final class FakeEngine implements Engine {
 
             @Override
             public FileRef readFile(Workspace ws, String path, long offset, int maxBytes) {
+                failIfAsked();
                 byte[] b = filesOf(ws).get(check(path));
                 if (b == null) {
                     throw new InvalidSpecException("file " + path + " does not exist");
@@ -133,6 +145,7 @@ final class FakeEngine implements Engine {
 
             @Override
             public List<FileInfo> list(Workspace ws, String globOrDir) {
+                failIfAsked();
                 String p = check(globOrDir);
                 List<FileInfo> out = new ArrayList<>();
                 boolean glob = p.contains("*") || p.contains("?");
@@ -159,6 +172,73 @@ final class FakeEngine implements Engine {
             runs.add(spec);
             return program.apply(ws, spec);
         };
+    }
+
+    private void failIfAsked() {
+        RuntimeException e = fileFailure;
+        if (e != null) {
+            throw e;
+        }
+    }
+
+    @Override
+    public Optional<InteractiveProgramRunner> interactive() {
+        if (!interactive) {
+            return Optional.empty();
+        }
+        return Optional.of((ws, spec) -> {
+            FakeSession s = new FakeSession("engine-session-" + (sessions.size() + 1));
+            sessions.add(s);
+            return s;
+        });
+    }
+
+    /** A session that prints nothing and runs until it is killed. */
+    static final class FakeSession implements ProgramSession {
+        private final String id;
+        private volatile Integer exitCode;
+
+        FakeSession(String id) {
+            this.id = id;
+        }
+
+        @Override
+        public String id() {
+            return id;
+        }
+
+        @Override
+        public ProgramPoll poll(long offset, int maxBytes) {
+            return new ProgramPoll("", offset, offset, 0, exitCode == null, exitCode, false);
+        }
+
+        @Override
+        public ProgramPoll await(Duration wait, long offset, int maxBytes) {
+            return poll(offset, maxBytes);
+        }
+
+        @Override
+        public void write(String data, boolean newline) {
+        }
+
+        @Override
+        public void closeStdin() {
+        }
+
+        @Override
+        public void kill(Duration grace) {
+            exitCode = 143;
+        }
+
+        @Override
+        public Optional<Integer> exitCode() {
+            return Optional.ofNullable(exitCode);
+        }
+
+        @Override
+        public void close() {
+            kill(Duration.ZERO);
+        }
     }
 
     @Override
