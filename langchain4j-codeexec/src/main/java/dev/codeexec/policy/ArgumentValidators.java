@@ -44,8 +44,8 @@ public final class ArgumentValidators {
 
     /**
      * The default validators by command name: {@code find gfind} ({@link #find()}), {@code awk gawk mawk nawk}
-     * ({@link #awk()}), {@code python pypy} ({@link #python()}; names match with versions, so {@code python3.12} is
-     * covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar}
+     * ({@link #awk()}), {@code python pypy} ({@link #python()}; names match with versions and build variants, so
+     * {@code python3.12} and {@code python3.13t} are covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar}
      * ({@link #tar()}), {@code sed gsed} ({@link #sed()}), {@code sort gsort} ({@link #sort()}), {@code split gsplit}
      * ({@link #split()}), and the interpreters {@code perl} ({@link #perl()}), {@code ruby} ({@link #ruby()}),
      * {@code node nodejs} ({@link #node()}), {@code php php-cli} ({@link #php()}), {@code lua luajit}

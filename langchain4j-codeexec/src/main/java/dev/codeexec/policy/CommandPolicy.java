@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Which shell commands a model may run through {@code workspace_exec}: a parser for a safe shell subset, a built-in
- * deny list of shell wrappers and re-executing builtins, allow and deny lists by command name, and argument validators
- * for commands that can run other commands through their arguments.
+ * deny list of every program that runs the program named in its arguments (shells, loaders, debuggers, privilege,
+ * session and process wrappers) and of state-changing builtins, allow and deny lists by command name, and argument
+ * validators for commands that can run other commands through their arguments.
  *
  * <p><b>This is a name-based policy, not a sandbox.</b> A permitted command still does whatever its arguments and the
  * files it reads tell it to: an allowed interpreter runs any script the model writes, {@code git} runs hooks and
@@ -37,8 +38,10 @@ import org.slf4j.LoggerFactory;
  *       {@value #MAX_SEGMENTS} segments or {@value #MAX_COMMAND_BYTES} bytes;</li>
  *   <li>for each segment's command name, in this order of precedence:
  *     <ol>
- *       <li>the {@linkplain #builtInDeniedCommands() built-in deny list} (shells, {@code eval}, {@code env},
- *           {@code xargs}, {@code sudo}, {@code cd}, {@code export}, ...) refuses it; no allow list overrides it;</li>
+ *       <li>the {@linkplain #builtInDeniedCommands() built-in deny list} refuses it: every program that runs another
+ *           program named in its arguments (shells, {@code eval}, {@code env}, {@code xargs}, {@code sudo},
+ *           {@code strace}, {@code gdb}, the dynamic loader, ...) and builtins that change shell state
+ *           ({@code cd}, {@code export}, ...); no allow list overrides it;</li>
  *       <li>the {@linkplain Builder#deny(String...) deny list} refuses it;</li>
  *       <li>when an {@linkplain Builder#allow(String...) allow list} is set, a name not on it is refused;</li>
  *     </ol></li>
@@ -85,43 +88,7 @@ public final class CommandPolicy {
     private static final Logger log = LoggerFactory.getLogger(CommandPolicy.class);
     private static final AtomicBoolean WARNED_DENY_ONLY = new AtomicBoolean();
 
-    /** Shells and multi-call binaries that contain one: they run whatever their arguments say. */
-    private static final List<String> SHELLS = List.of("sh", "bash", "rbash", "zsh", "ash", "dash", "ksh", "mksh",
-            "pdksh", "yash", "posh", "csh", "tcsh", "fish", "elvish", "nu", "xonsh", "pwsh", "powershell", "cmd",
-            "busybox", "toybox");
-
-    /** Builtins that run their arguments as shell code or look commands up behind the policy's back. */
-    private static final List<String> REEXECUTING_BUILTINS = List.of("eval", "exec", "command", "source", ".",
-            "builtin", "fc", "coproc");
-
-    /** Programs whose purpose is to run another program, named in their arguments. */
-    private static final List<String> WRAPPERS = List.of("xargs", "env", "nohup", "timeout", "sudo", "sudoedit",
-            "su", "doas", "pkexec", "setsid", "unshare", "nsenter", "chroot", "runuser", "setpriv", "capsh", "newgrp",
-            "sg", "time", "nice", "ionice", "chrt", "taskset", "numactl", "prlimit", "cgexec", "stdbuf", "unbuffer",
-            "rlwrap", "strace", "ltrace", "valgrind", "catchsegv", "script", "flock", "watch", "parallel", "at",
-            "batch", "crontab", "systemd-run", "run-parts", "start-stop-daemon", "daemonize", "chpst", "fakeroot",
-            "faketime", "eatmydata", "proot", "firejail", "bwrap", "torsocks", "proxychains", "proxychains4",
-            "ssh-agent", "dbus-run-session", "setarch", "linux32", "linux64");
-
-    /** Builtins that change the shell's state for the segments that follow (variables, PATH, cwd, traps, limits). */
-    private static final List<String> STATE_BUILTINS = List.of("trap", "alias", "unalias", "enable", "hash",
-            "export", "unset", "readonly", "local", "declare", "typeset", "set", "shopt", "cd", "pushd", "popd",
-            "ulimit", "umask", "bind", "complete", "compgen", "compopt");
-
-    /** Builtins that assign variables ({@code printf -v PATH ...}, {@code read PATH}). */
-    private static final List<String> VARIABLE_BUILTINS = List.of("printf", "read", "getopts", "let", "mapfile",
-            "readarray");
-
-    private static final Set<String> BUILT_IN_DENY;
-
-    static {
-        Set<String> all = new TreeSet<>();
-        for (List<String> group : List.of(SHELLS, REEXECUTING_BUILTINS, WRAPPERS, STATE_BUILTINS,
-                VARIABLE_BUILTINS)) {
-            all.addAll(group);
-        }
-        BUILT_IN_DENY = Collections.unmodifiableSet(all);
-    }
+    private static final Set<String> BUILT_IN_DENY = BuiltInDenyList.names();
 
     private static final CommandPolicy PERMISSIVE = new CommandPolicy(false, Set.of(), Set.of(), Map.of());
 
@@ -168,12 +135,27 @@ public final class CommandPolicy {
     }
 
     /**
-     * The built-in deny list, applied by every enforcing policy whatever its allow list says: shells and multi-call
-     * binaries ({@code sh bash zsh busybox ...}), builtins that re-execute their arguments
-     * ({@code eval exec command source . builtin fc coproc}), programs that run the program named in their arguments
-     * ({@code xargs env sudo timeout nice time strace watch ...}), builtins that change shell state for the following
-     * segments ({@code cd export set trap alias ulimit ...}) and builtins that assign variables
-     * ({@code printf read let mapfile ...}). Matched like the deny list (name or basename, case-folded).
+     * The built-in deny list, applied by every enforcing policy whatever its allow list says: every program that runs
+     * another program named on its command line, because through it the first word of a command is no longer the
+     * program that runs ({@code strace curl}, {@code /lib64/ld-linux-x86-64.so.2 /usr/bin/curl}). By category:
+     * shells ({@code sh bash zsh ...}) and multi-call binaries ({@code busybox toybox coreutils}); builtins that
+     * re-execute their arguments ({@code eval exec command source . ...}); dynamic loaders and emulators
+     * ({@code ldd}, {@code wine}, and by pattern {@code ld.so}, {@code ld-linux-x86-64.so.2}, {@code ld-2.31.so},
+     * {@code qemu-x86_64}); debuggers, tracers and profilers ({@code gdb lldb strace ltrace valgrind perf uftrace ...},
+     * and by pattern cross debuggers such as {@code aarch64-linux-gnu-gdb}); privilege, namespace and root changers
+     * ({@code sudo su doas chroot unshare nsenter bwrap ...}); process wrappers ({@code env nice nohup timeout time
+     * stdbuf taskset flock setarch ...}); terminal, session and display wrappers ({@code setsid script expect tmux
+     * xvfb-run dbus-run-session ...}); schedulers and repeaters ({@code xargs parallel watch entr at systemd-run ...});
+     * network wrappers ({@code torsocks proxychains socat ...}); Windows launchers; builtins that change shell state
+     * for the following segments ({@code cd export set trap alias ulimit ...}) and builtins that assign variables
+     * ({@code printf read let mapfile ...}). The complete catalogue, with the reason for each category, is in
+     * {@code docs/command-policy.md}.
+     *
+     * <p>Matched like the deny list (name or basename, case-folded, without a Windows suffix, trailing versions and
+     * build variants removed: {@code /usr/bin/STRACE}, {@code bash-5.2}, {@code lldb-18}); the pattern families match
+     * the basename.
+     *
+     * @return the members listed by name (the pattern families are not enumerable), sorted; unmodifiable
      */
     public static Set<String> builtInDeniedCommands() {
         return BUILT_IN_DENY;
@@ -237,20 +219,14 @@ public final class CommandPolicy {
     }
 
     private void checkName(String name) {
-        List<String> candidates = CommandNames.candidates(name);
-        for (String c : candidates) {
-            if (BUILT_IN_DENY.contains(c)) {
-                throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the built-in"
-                        + " policy: it is a shell, a shell wrapper or a re-executing or state-changing builtin, which"
-                        + " could run anything; no allow list can enable it. Run the command you want directly"
-                        + " (e.g. 'grep x f' instead of \"sh -c 'grep x f'\").");
-            }
+        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(name);
+        if (builtIn != null) {
+            throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the built-in policy:"
+                    + " it is " + builtIn.reason() + "; no allow list can enable it. " + builtIn.hint());
         }
-        for (String c : candidates) {
-            if (deniedKeys.contains(c)) {
-                throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the policy's deny"
-                        + " list");
-            }
+        if (isDenied(name)) {
+            throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the policy's deny"
+                    + " list");
         }
         if (!allowed.isEmpty() && !allowed.contains(name)) {
             String hint = CommandNames.isPathful(name) && allowed.contains(CommandNames.basename(name))
@@ -259,6 +235,15 @@ public final class CommandPolicy {
             throw new PolicyViolationException("command '" + quoteName(name) + "' is not in the policy's allow list"
                     + hint + "; allowed commands: " + summary(allowed));
         }
+    }
+
+    private boolean isDenied(String name) {
+        for (String c : CommandNames.candidates(name)) {
+            if (deniedKeys.contains(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private ArgumentValidator validatorFor(String name) {

@@ -184,6 +184,8 @@ class CommandPolicyTest {
     @ParameterizedTest(name = "[{index}] {0} -> {1}")
     @CsvSource({
             "cmd.exe, cmd", "CMD.EXE, cmd", "powershell.exe, powershell", "PowerShell.EXE, powershell",
+            "python3.13t, python", "/usr/bin/python3.6m, python", "python2.7mu, python", "python3.11d, python",
+            "python3.11-dbg, python", "perf_5.10, perf", "lldb-18, lldb", "tclsh8.6, tclsh",
             "script.bat, script", "helper.cmd, helper", "legacy.com, legacy", "run.ps1, run", "curl, curl",
             "no.ext.here, no.ext.here", "SH, sh", "/usr/bin/Python3.11, python", "bash-5.2, bash",
             "./tools/bin/Tool, tool", "C:\\Tools\\CURL.EXE, curl"})
@@ -198,6 +200,10 @@ class CommandPolicyTest {
         assertThat(CommandNames.candidates(name)).containsExactly(name);
         assertThat(CommandNames.candidates("tool" + "1".repeat(5000))).containsExactly("tool" + "1".repeat(5000),
                 "tool");
+        // alternating versions are removed a bounded number of times, so the candidates stay few
+        String dotted = "tool" + ".1".repeat(CommandPolicy.MAX_COMMAND_BYTES / 2 - 10);
+        assertThat(CommandNames.candidates(dotted)).hasSize(CommandNames.MAX_STRIPS + 1);
+        assertThat(CommandNames.candidates("python3.12.1")).endsWith("python");
         assertThatThrownBy(() -> allow("ls").check(name)).hasMessageContaining("not in the policy's allow list");
     }
 
