@@ -153,7 +153,8 @@ public final class CommandPolicy {
      *
      * <p>Matched like the deny list (name or basename, case-folded, without a Windows suffix, trailing versions and
      * build variants removed: {@code /usr/bin/STRACE}, {@code bash-5.2}, {@code lldb-18}); the pattern families match
-     * the basename.
+     * the basename. On this host, {@link ParsedCommand#resolveExecutables(String)} also applies the list to the file
+     * a command links to ({@code x86_64} is {@code setarch}).
      *
      * @return the members listed by name (the pattern families are not enumerable), sorted; unmodifiable
      */
@@ -205,7 +206,7 @@ public final class CommandPolicy {
                 validator.validate(segment.argv());
             }
         }
-        return parsed;
+        return parsed.checkedBy(this);
     }
 
     /**
@@ -244,6 +245,38 @@ public final class CommandPolicy {
             }
         }
         return false;
+    }
+
+    /**
+     * Checks a resolved segment again by the name of the file its command really is, for commands that are symbolic
+     * links: {@code x86_64} is {@code setarch}, Debian's {@code open} is {@code openvt}, {@code /usr/bin/ld.so} is the
+     * dynamic loader, a {@code py} link may be {@code python3.12}. The built-in list, the deny list and the validator
+     * of the real name apply as they would to that name; the allow list does not (it names what may be written).
+     * Multi-call binaries are exempt: they behave as the name they are run under, which was checked.
+     *
+     * @param written  the command as the model wrote it, for the message (a resolved path would show host paths)
+     * @param segment  the segment as resolved (its command is an absolute path)
+     * @param realName the basename of the file the command resolves to, when it differs from the command's own
+     */
+    void checkRealName(String written, ParsedCommand.Segment segment, String realName) {
+        if (BuiltInDenyList.isMultiCall(realName)) {
+            return;
+        }
+        String name = quoteName(written);
+        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(realName);
+        if (builtIn != null) {
+            throw new PolicyViolationException("command '" + name + "' is denied by the built-in policy: it runs '"
+                    + quoteName(realName) + "', " + builtIn.reason() + "; no allow list can enable it. "
+                    + builtIn.hint());
+        }
+        if (isDenied(realName)) {
+            throw new PolicyViolationException("command '" + name + "' is denied by the policy's deny list: it runs '"
+                    + quoteName(realName) + "'");
+        }
+        ArgumentValidator validator = validatorFor(realName);
+        if (validator != null && validator != validatorFor(segment.command())) {
+            validator.validate(segment.argv());
+        }
     }
 
     private ArgumentValidator validatorFor(String name) {

@@ -426,6 +426,73 @@ class CommandPolicyTest {
     }
 
     @Test
+    void should_check_the_file_a_link_names_when_it_is_a_wrapper() throws IOException {
+        // x86_64 is a link to setarch, Debian's open a link to openvt: the name on PATH is not the program that runs
+        Path setarch = executable(tmp.resolve("real"), "setarch");
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path link = Files.createSymbolicLink(bin.resolve("myarch"), setarch);
+        executable(bin, "tool");
+        Files.createSymbolicLink(bin.resolve("tool-link"), bin.resolve("tool"));
+
+        assertThatThrownBy(() -> allow("myarch").check("myarch curl http://x", bin.toString()))
+                .isInstanceOf(PolicyViolationException.class)
+                .hasMessageStartingWith("command 'myarch' is denied by the built-in policy: it runs 'setarch', a"
+                        + " wrapper that sets the environment")
+                .hasMessageNotContaining(tmp.toString());
+        assertThatThrownBy(() -> allow(link.toString()).check(link + " curl http://x", bin.toString()))
+                .hasMessageContaining(BUILT_IN);
+        // positive control: a link to an ordinary program runs under the link's name
+        assertThat(allow("tool-link").check("tool-link x", bin.toString()).commands())
+                .containsExactly(bin.resolve("tool-link").toString());
+    }
+
+    @Test
+    void should_apply_the_deny_list_and_the_validator_of_the_file_a_link_names() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Files.createSymbolicLink(bin.resolve("fetch"), executable(tmp.resolve("real"), "curl"));
+        Files.createSymbolicLink(bin.resolve("py"), executable(tmp.resolve("real"), "python3.12"));
+        CommandPolicy policy = CommandPolicy.builder().allow("fetch", "py").deny("curl").build();
+
+        assertThatThrownBy(() -> policy.check("fetch http://x", bin.toString()))
+                .hasMessage("command 'fetch' is denied by the policy's deny list: it runs 'curl'");
+        assertThatThrownBy(() -> policy.check("py -c 'import os'", bin.toString()))
+                .hasMessageContaining("was refused by its argument validator")
+                .hasMessageContaining("'-c'");
+        // positive control: the script form passes python's validator
+        assertThat(policy.check("py work/a.py", bin.toString()).commands())
+                .containsExactly(bin.resolve("py").toString());
+    }
+
+    @Test
+    void should_judge_a_multi_call_binary_by_the_name_it_runs_under() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path busybox = executable(tmp.resolve("real"), "busybox");
+        Files.createSymbolicLink(bin.resolve("ls"), busybox);
+        Files.createSymbolicLink(bin.resolve("env"), busybox);
+
+        assertThat(allow("ls").check("ls -l", bin.toString()).commands())
+                .containsExactly(bin.resolve("ls").toString());
+        assertThatThrownBy(() -> allow("env").check("env curl", bin.toString())).hasMessageContaining(BUILT_IN);
+        assertThatThrownBy(() -> allow("busybox").check("busybox ls", bin.toString()))
+                .hasMessageContaining(BUILT_IN);
+    }
+
+    @Test
+    void should_not_follow_links_for_commands_the_policy_did_not_check() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Files.createSymbolicLink(bin.resolve("myarch"), executable(tmp.resolve("real"), "setarch"));
+        ParsedCommand unchecked = new ParsedCommand("myarch x",
+                List.of(new ParsedCommand.Segment(List.of("myarch", "x"))), List.of());
+
+        assertThat(unchecked.resolveExecutables(bin.toString()).commands())
+                .containsExactly(bin.resolve("myarch").toString());
+        // and a lookup on another system never follows links on this one
+        assertThat(allow("myarch").check("myarch x").resolveExecutables(bin.toString(),
+                p -> p.equals(bin.resolve("myarch").toString())).commands())
+                .containsExactly(bin.resolve("myarch").toString());
+    }
+
+    @Test
     void should_refuse_when_command_is_not_on_path() {
         assertThatThrownBy(() -> allow("tool").check("tool", tmp.toString()))
                 .isInstanceOf(PolicyViolationException.class)
