@@ -2,10 +2,15 @@ package dev.codeexec.policy;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +18,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +58,9 @@ import org.slf4j.LoggerFactory;
  * trailing version ({@code /usr/bin/Python3.11} matches a deny of {@code python}). Allow lists match exactly: a bare
  * entry ({@code echo}) matches only the bare name {@code echo}, never {@code ./echo} or {@code /tmp/echo}; an entry
  * with a path ({@code /usr/bin/echo}) matches only that exact path.
+ *
+ * <p>At run time, a name-based policy stops nothing by itself: a program it allowed can still start a denied one. On a
+ * backend that can hide host files (the sandbox engine), {@link #deniedExecutables(String)} gives the files to hide.
  *
  * <p>A policy run must also start from a clean environment, or {@code BASH_ENV}, {@code LD_PRELOAD} and friends would
  * undo all of this: scrub caller-provided variables with {@link EnvironmentScrubber} and refuse engines whose
@@ -217,6 +226,120 @@ public final class CommandPolicy {
      */
     public ParsedCommand check(String commandLine, String path) {
         return check(commandLine).resolveExecutables(path);
+    }
+
+    /**
+     * The files on this host that hold the programs this policy's deny list names, for a backend that can make them
+     * unavailable at run time. A name-based check sees only the first word of each command; a denied program can
+     * still be started by a program the policy allowed (an allowed {@code python3} script calling
+     * {@code subprocess.run(["curl", ...])}, a {@code git} alias, a {@code Makefile}). Only a backend that hides the
+     * file stops those: the sandbox engine can hide each returned path the way it hides other host paths (a hidden
+     * file cannot be opened). This method does not hide anything itself.
+     *
+     * <p>What it finds, for every absolute entry of {@code path} (relative and empty entries are skipped, as
+     * {@link ParsedCommand#resolveExecutables(String)} skips them):
+     * <ul>
+     *   <li>every directory entry whose name the deny list matches, loosely as {@link #check(String)} matches it
+     *       ({@code curl}, {@code python3} and {@code python3.12} for a deny of {@code python}), followed through
+     *       symbolic links to the file it names: {@code /usr/bin/nc} gives {@code /usr/bin/nc.openbsd} when it is a
+     *       link to it, and {@code /bin/curl} gives {@code /usr/bin/curl} when {@code /bin} is a link to
+     *       {@code /usr/bin};</li>
+     *   <li>every other entry of those directories that is the same file (a hard link) as one found, whatever its
+     *       name;</li>
+     *   <li>every absolute deny entry ({@code deny("/opt/tools/bin/curl")}) that exists, followed through links.</li>
+     * </ul>
+     * Regular files count whether or not they are executable: the dynamic loader runs any program file it can read
+     * ({@code /lib64/ld-linux-x86-64.so.2 ./curl}), so removing the execute bit or a {@code PATH} entry does not make
+     * a program unavailable; hiding its file does. Hiding the file also closes every wrapper route at once (the
+     * loader, {@code env}, {@code strace}, {@code gdb}, ...): whatever starts the program must read the file.
+     *
+     * <p>What it does not include, on purpose:
+     * <ul>
+     *   <li>the {@linkplain #builtInDeniedCommands() built-in list}'s programs: {@code sh} runs every policy command,
+     *       {@code env} is the {@code #!} line of many scripts, and the dynamic loader is needed by every dynamically
+     *       linked program (the kernel itself starts it); they are refused on the command line instead, where the
+     *       policy sees them;</li>
+     *   <li>copies outside {@code path}, and programs that do the same job under another name ({@code wget} for a
+     *       deny of {@code curl}): a deny list names what you thought of;</li>
+     *   <li>relative deny entries ({@code ./tool}): they name a file in the workspace.</li>
+     * </ul>
+     * When a denied name is a link to a multi-call binary ({@code wget} to {@code busybox}), the binary itself is
+     * returned, and hiding it hides every program it provides (on Alpine, {@code sh} as well): check the result
+     * before hiding it.
+     *
+     * @param path a POSIX {@code PATH} value ({@code :}-separated), the one the runs will use; must not be blank
+     * @return the real absolute paths, sorted and without duplicates; empty when the deny list is empty (as it is for
+     *         {@link #permissive()}); unmodifiable
+     * @throws InvalidSpecException when {@code path} is null or blank
+     */
+    public Set<Path> deniedExecutables(String path) {
+        if (path == null || path.isBlank()) {
+            throw new InvalidSpecException("path must not be null or blank");
+        }
+        Set<Path> found = new TreeSet<>();
+        if (deniedKeys.isEmpty()) {
+            return Collections.unmodifiableSet(found);
+        }
+        List<Path> dirs = new ArrayList<>();
+        for (String entry : path.split(":", -1)) {
+            if (entry.startsWith("/")) {
+                dirs.add(Path.of(entry));
+            }
+        }
+        List<Path> entries = new ArrayList<>();
+        for (Path dir : dirs) {
+            try (Stream<Path> list = Files.list(dir)) {
+                list.forEach(entries::add);
+            } catch (IOException | RuntimeException e) {
+                // Not a readable directory: nothing on it can be run from this PATH entry either.
+            }
+        }
+        for (Path entry : entries) {
+            if (isDenied(entry.getFileName().toString())) {
+                addRealFile(found, entry);
+            }
+        }
+        for (String d : denied) {
+            if (d.startsWith("/")) {
+                addRealFile(found, Path.of(d));
+            }
+        }
+        Set<Object> keys = new HashSet<>();
+        for (Path p : found) {
+            Object key = fileKey(p);
+            if (key != null) {
+                keys.add(key);
+            }
+        }
+        if (!keys.isEmpty()) {
+            for (Path entry : entries) {
+                Object key = fileKey(entry);
+                if (key != null && keys.contains(key)) {
+                    addRealFile(found, entry);
+                }
+            }
+        }
+        return Collections.unmodifiableSet(found);
+    }
+
+    private static void addRealFile(Set<Path> found, Path p) {
+        try {
+            Path real = p.toRealPath();
+            if (Files.isRegularFile(real)) {
+                found.add(real);
+            }
+        } catch (IOException | RuntimeException e) {
+            // A dangling link or an unreadable entry: there is no file to hide.
+        }
+    }
+
+    private static Object fileKey(Path p) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+            return a.isRegularFile() ? a.fileKey() : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     private void checkName(String name) {
