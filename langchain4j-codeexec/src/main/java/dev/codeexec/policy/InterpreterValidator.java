@@ -253,7 +253,8 @@ final class InterpreterValidator implements ArgumentValidator {
             if (reason != null) {
                 throw refuse(argv, reason);
             }
-            int eq = a.indexOf('=');
+            // --name=value is one option; single-dash words (tclsh's -encoding) match only as a whole
+            int eq = a.startsWith("--") ? a.indexOf('=') : -1;
             String word = eq > 0 ? a.substring(0, eq) : a;
             Kind kind = words.get(word);
             if (kind == null && a.startsWith("--")) {

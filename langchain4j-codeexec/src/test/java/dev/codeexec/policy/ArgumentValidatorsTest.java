@@ -434,6 +434,7 @@ class ArgumentValidatorsTest {
                 arguments("tclsh", "without a script, tclsh reads its program from stdin"),
                 arguments("tclsh -encoding utf-8", "without a script"),
                 arguments("tclsh -x", "tclsh option '-x' is not recognised"),
+                arguments("tclsh -encoding=utf-8 s.tcl", "tclsh option '-encoding=utf-8' is not recognised"),
                 arguments("wish -display :0", "without a script"));
     }
 
