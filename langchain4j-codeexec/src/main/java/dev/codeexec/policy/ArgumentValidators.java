@@ -9,8 +9,8 @@ import java.util.Map;
  * <p><b>Best effort, and only the command line.</b> Each validator refuses the known routes from the arguments of its
  * command to another program (or to writing files where that is the route) and, where the syntax is rich, accepts only
  * a subset it understands. None of them can see what the command reads from files: a python script, a
- * {@code .git/config} or hook, an awk program file (refused for that reason). None covers commands without a
- * validator (make, npm, perl, ruby, node, ssh, rsync {@code -e}, ...); leave those off the allow list, or write a
+ * {@code .git/config} or hook, an awk program file (refused for that reason), a perl or node script. None covers
+ * commands without a validator (make, npm, ssh, rsync {@code -e}, ...); leave those off the allow list, or write a
  * validator. The backend's isolation is what bounds a command that gets through.
  *
  * <p>GNU tools accept any unambiguous prefix of a long option ({@code --compress-prog} for
@@ -29,15 +29,28 @@ public final class ArgumentValidators {
     private static final ArgumentValidator TAR = new TarValidator();
     private static final ArgumentValidator SED = new SedValidator();
     private static final ArgumentValidator SORT = new SortValidator();
+    private static final ArgumentValidator SPLIT = new SplitValidator();
+    private static final ArgumentValidator PERL = InterpreterValidator.perl();
+    private static final ArgumentValidator RUBY = InterpreterValidator.ruby();
+    private static final ArgumentValidator NODE = InterpreterValidator.node();
+    private static final ArgumentValidator PHP = InterpreterValidator.php();
+    private static final ArgumentValidator LUA = InterpreterValidator.lua();
+    private static final ArgumentValidator RSCRIPT = InterpreterValidator.rscript();
+    private static final ArgumentValidator TCLSH = InterpreterValidator.tclsh();
+    private static final ArgumentValidator WISH = InterpreterValidator.wish();
 
     private ArgumentValidators() {
     }
 
     /**
      * The default validators by command name: {@code find gfind} ({@link #find()}), {@code awk gawk mawk nawk}
-     * ({@link #awk()}), {@code python pypy} ({@link #python()}; names match with versions, so {@code python3.12} is
-     * covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar} ({@link #tar()}), {@code sed gsed}
-     * ({@link #sed()}) and {@code sort gsort} ({@link #sort()}). A new modifiable map on every call.
+     * ({@link #awk()}), {@code python pypy} ({@link #python()}; names match with versions and build variants, so
+     * {@code python3.12} and {@code python3.13t} are covered), {@code git} ({@link #git()}), {@code tar gtar bsdtar}
+     * ({@link #tar()}), {@code sed gsed} ({@link #sed()}), {@code sort gsort} ({@link #sort()}), {@code split gsplit}
+     * ({@link #split()}), and the interpreters {@code perl} ({@link #perl()}), {@code ruby} ({@link #ruby()}),
+     * {@code node nodejs} ({@link #node()}), {@code php php-cli} ({@link #php()}), {@code lua luajit}
+     * ({@link #lua()}), {@code Rscript} ({@link #rscript()}), {@code tclsh} ({@link #tclsh()}) and {@code wish}
+     * ({@link #wish()}). A new modifiable map on every call.
      */
     public static Map<String, ArgumentValidator> defaults() {
         Map<String, ArgumentValidator> m = new LinkedHashMap<>();
@@ -57,6 +70,19 @@ public final class ArgumentValidators {
         m.put("gsed", SED);
         m.put("sort", SORT);
         m.put("gsort", SORT);
+        m.put("split", SPLIT);
+        m.put("gsplit", SPLIT);
+        m.put("perl", PERL);
+        m.put("ruby", RUBY);
+        m.put("node", NODE);
+        m.put("nodejs", NODE);
+        m.put("php", PHP);
+        m.put("php-cli", PHP);
+        m.put("lua", LUA);
+        m.put("luajit", LUA);
+        m.put("rscript", RSCRIPT);
+        m.put("tclsh", TCLSH);
+        m.put("wish", WISH);
         return m;
     }
 
@@ -133,5 +159,60 @@ public final class ArgumentValidators {
      */
     public static ArgumentValidator sort() {
         return SORT;
+    }
+
+    /** split: refuses {@code --filter} in any abbreviation, which runs a shell command on every piece. */
+    public static ArgumentValidator split() {
+        return SPLIT;
+    }
+
+    /**
+     * perl: refuses program text ({@code -e}, {@code -E}, also in clusters such as {@code -lne}), programs from stdin
+     * ({@code -} or no script), {@code -S} (looks the script up on PATH) and switches it does not know. Running a
+     * script file is allowed, with everything the script does. Remove it ({@code .validator("perl", null)}) to allow
+     * one-liners.
+     */
+    public static ArgumentValidator perl() {
+        return PERL;
+    }
+
+    /** ruby: refuses {@code -e}, programs from stdin, {@code -S} and unknown options; scripts are allowed. */
+    public static ArgumentValidator ruby() {
+        return RUBY;
+    }
+
+    /**
+     * node: refuses {@code -e --eval -p --print}, {@code -i --interactive}, programs from stdin, {@code --run}
+     * (package.json scripts run by a shell), module options ({@code -r --require --import --loader}) given a
+     * {@code data:} or remote URL, and bare options it does not know; {@code --name=value} options and scripts are
+     * allowed.
+     */
+    public static ArgumentValidator node() {
+        return NODE;
+    }
+
+    /** php: refuses {@code -r -B -R -E} and their long forms, {@code -a}, programs from stdin and unknown options. */
+    public static ArgumentValidator php() {
+        return PHP;
+    }
+
+    /** lua and luajit: refuse {@code -e}, {@code -i}, programs from stdin and unknown options. */
+    public static ArgumentValidator lua() {
+        return LUA;
+    }
+
+    /** Rscript: refuses {@code -e} and {@code -} (stdin); scripts and R's options are allowed. */
+    public static ArgumentValidator rscript() {
+        return RSCRIPT;
+    }
+
+    /** tclsh: refuses running without a script (it then reads stdin) and unknown options. */
+    public static ArgumentValidator tclsh() {
+        return TCLSH;
+    }
+
+    /** wish: refuses running without a script (it then reads stdin) and options other than Tk's. */
+    public static ArgumentValidator wish() {
+        return WISH;
     }
 }

@@ -38,8 +38,10 @@ final class CommandNames {
 
     /**
      * Every loose spelling a deny entry or validator key may match, most specific first: the folded word, its
-     * basename, the basename without a Windows executable suffix, and that with trailing versions removed one at a
-     * time.
+     * basename, the basename without a Windows executable suffix, and that with trailing versions and build variants
+     * removed one at a time ({@code python3.13t}, {@code python3.6m}, {@code python3.11-dbg} and {@code python3.11}
+     * all end in {@code python}). At most {@value #MAX_STRIPS} are removed, which no real name needs, so that a long
+     * word of alternating digits and dots cannot make thousands of candidates.
      */
     static List<String> candidates(String word) {
         List<String> out = new ArrayList<>(6);
@@ -48,14 +50,40 @@ final class CommandNames {
         add(out, base);
         base = stripSuffix(base);
         add(out, base);
-        while (true) {
+        for (int strips = 0; strips < MAX_STRIPS; strips++) {
             int cut = versionStart(base);
             if (cut <= 0) {
-                return out;
+                cut = variantStart(base);
+            }
+            if (cut <= 0) {
+                break;
             }
             base = base.substring(0, cut);
             add(out, base);
         }
+        return out;
+    }
+
+    /** How many versions and variants {@link #candidates} removes at most. */
+    static final int MAX_STRIPS = 16;
+
+    /**
+     * Where a build variant after a version starts, or -1 when there is none: {@code -dbg}, or one to three ABI
+     * letters {@code d m t u} right after a digit ({@code python3.13t} free-threaded, {@code python3.6m},
+     * {@code python2.7mu}, {@code python3.11d} debug).
+     */
+    private static int variantStart(String s) {
+        if (s.endsWith("-dbg") && s.length() > 4) {
+            return s.length() - 4;
+        }
+        int k = s.length();
+        while (k > 0 && s.length() - k < 3 && "dmtu".indexOf(s.charAt(k - 1)) >= 0) {
+            k--;
+        }
+        if (k == s.length() || k == 0 || s.charAt(k - 1) < '0' || s.charAt(k - 1) > '9') {
+            return -1;
+        }
+        return k;
     }
 
     /**

@@ -2,10 +2,15 @@ package dev.codeexec.policy;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,13 +18,15 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Which shell commands a model may run through {@code workspace_exec}: a parser for a safe shell subset, a built-in
- * deny list of shell wrappers and re-executing builtins, allow and deny lists by command name, and argument validators
- * for commands that can run other commands through their arguments.
+ * deny list of every program that runs the program named in its arguments (shells, loaders, debuggers, privilege,
+ * session and process wrappers) and of state-changing builtins, allow and deny lists by command name, and argument
+ * validators for commands that can run other commands through their arguments.
  *
  * <p><b>This is a name-based policy, not a sandbox.</b> A permitted command still does whatever its arguments and the
  * files it reads tell it to: an allowed interpreter runs any script the model writes, {@code git} runs hooks and
@@ -37,8 +44,10 @@ import org.slf4j.LoggerFactory;
  *       {@value #MAX_SEGMENTS} segments or {@value #MAX_COMMAND_BYTES} bytes;</li>
  *   <li>for each segment's command name, in this order of precedence:
  *     <ol>
- *       <li>the {@linkplain #builtInDeniedCommands() built-in deny list} (shells, {@code eval}, {@code env},
- *           {@code xargs}, {@code sudo}, {@code cd}, {@code export}, ...) refuses it; no allow list overrides it;</li>
+ *       <li>the {@linkplain #builtInDeniedCommands() built-in deny list} refuses it: every program that runs another
+ *           program named in its arguments (shells, {@code eval}, {@code env}, {@code xargs}, {@code sudo},
+ *           {@code strace}, {@code gdb}, the dynamic loader, ...) and builtins that change shell state
+ *           ({@code cd}, {@code export}, ...); no allow list overrides it;</li>
  *       <li>the {@linkplain Builder#deny(String...) deny list} refuses it;</li>
  *       <li>when an {@linkplain Builder#allow(String...) allow list} is set, a name not on it is refused;</li>
  *     </ol></li>
@@ -49,6 +58,9 @@ import org.slf4j.LoggerFactory;
  * trailing version ({@code /usr/bin/Python3.11} matches a deny of {@code python}). Allow lists match exactly: a bare
  * entry ({@code echo}) matches only the bare name {@code echo}, never {@code ./echo} or {@code /tmp/echo}; an entry
  * with a path ({@code /usr/bin/echo}) matches only that exact path.
+ *
+ * <p>At run time, a name-based policy stops nothing by itself: a program it allowed can still start a denied one. On a
+ * backend that can hide host files (the sandbox engine), {@link #deniedExecutables(String)} gives the files to hide.
  *
  * <p>A policy run must also start from a clean environment, or {@code BASH_ENV}, {@code LD_PRELOAD} and friends would
  * undo all of this: scrub caller-provided variables with {@link EnvironmentScrubber} and refuse engines whose
@@ -85,43 +97,7 @@ public final class CommandPolicy {
     private static final Logger log = LoggerFactory.getLogger(CommandPolicy.class);
     private static final AtomicBoolean WARNED_DENY_ONLY = new AtomicBoolean();
 
-    /** Shells and multi-call binaries that contain one: they run whatever their arguments say. */
-    private static final List<String> SHELLS = List.of("sh", "bash", "rbash", "zsh", "ash", "dash", "ksh", "mksh",
-            "pdksh", "yash", "posh", "csh", "tcsh", "fish", "elvish", "nu", "xonsh", "pwsh", "powershell", "cmd",
-            "busybox", "toybox");
-
-    /** Builtins that run their arguments as shell code or look commands up behind the policy's back. */
-    private static final List<String> REEXECUTING_BUILTINS = List.of("eval", "exec", "command", "source", ".",
-            "builtin", "fc", "coproc");
-
-    /** Programs whose purpose is to run another program, named in their arguments. */
-    private static final List<String> WRAPPERS = List.of("xargs", "env", "nohup", "timeout", "sudo", "sudoedit",
-            "su", "doas", "pkexec", "setsid", "unshare", "nsenter", "chroot", "runuser", "setpriv", "capsh", "newgrp",
-            "sg", "time", "nice", "ionice", "chrt", "taskset", "numactl", "prlimit", "cgexec", "stdbuf", "unbuffer",
-            "rlwrap", "strace", "ltrace", "valgrind", "catchsegv", "script", "flock", "watch", "parallel", "at",
-            "batch", "crontab", "systemd-run", "run-parts", "start-stop-daemon", "daemonize", "chpst", "fakeroot",
-            "faketime", "eatmydata", "proot", "firejail", "bwrap", "torsocks", "proxychains", "proxychains4",
-            "ssh-agent", "dbus-run-session", "setarch", "linux32", "linux64");
-
-    /** Builtins that change the shell's state for the segments that follow (variables, PATH, cwd, traps, limits). */
-    private static final List<String> STATE_BUILTINS = List.of("trap", "alias", "unalias", "enable", "hash",
-            "export", "unset", "readonly", "local", "declare", "typeset", "set", "shopt", "cd", "pushd", "popd",
-            "ulimit", "umask", "bind", "complete", "compgen", "compopt");
-
-    /** Builtins that assign variables ({@code printf -v PATH ...}, {@code read PATH}). */
-    private static final List<String> VARIABLE_BUILTINS = List.of("printf", "read", "getopts", "let", "mapfile",
-            "readarray");
-
-    private static final Set<String> BUILT_IN_DENY;
-
-    static {
-        Set<String> all = new TreeSet<>();
-        for (List<String> group : List.of(SHELLS, REEXECUTING_BUILTINS, WRAPPERS, STATE_BUILTINS,
-                VARIABLE_BUILTINS)) {
-            all.addAll(group);
-        }
-        BUILT_IN_DENY = Collections.unmodifiableSet(all);
-    }
+    private static final Set<String> BUILT_IN_DENY = BuiltInDenyList.names();
 
     private static final CommandPolicy PERMISSIVE = new CommandPolicy(false, Set.of(), Set.of(), Map.of());
 
@@ -168,12 +144,28 @@ public final class CommandPolicy {
     }
 
     /**
-     * The built-in deny list, applied by every enforcing policy whatever its allow list says: shells and multi-call
-     * binaries ({@code sh bash zsh busybox ...}), builtins that re-execute their arguments
-     * ({@code eval exec command source . builtin fc coproc}), programs that run the program named in their arguments
-     * ({@code xargs env sudo timeout nice time strace watch ...}), builtins that change shell state for the following
-     * segments ({@code cd export set trap alias ulimit ...}) and builtins that assign variables
-     * ({@code printf read let mapfile ...}). Matched like the deny list (name or basename, case-folded).
+     * The built-in deny list, applied by every enforcing policy whatever its allow list says: every program that runs
+     * another program named on its command line, because through it the first word of a command is no longer the
+     * program that runs ({@code strace curl}, {@code /lib64/ld-linux-x86-64.so.2 /usr/bin/curl}). By category:
+     * shells ({@code sh bash zsh ...}) and multi-call binaries ({@code busybox toybox coreutils}); builtins that
+     * re-execute their arguments ({@code eval exec command source . ...}); dynamic loaders and emulators
+     * ({@code ldd}, {@code wine}, and by pattern {@code ld.so}, {@code ld-linux-x86-64.so.2}, {@code ld-2.31.so},
+     * {@code qemu-x86_64}); debuggers, tracers and profilers ({@code gdb lldb strace ltrace valgrind perf uftrace ...},
+     * and by pattern cross debuggers such as {@code aarch64-linux-gnu-gdb}); privilege, namespace and root changers
+     * ({@code sudo su doas chroot unshare nsenter bwrap ...}); process wrappers ({@code env nice nohup timeout time
+     * stdbuf taskset flock setarch ...}); terminal, session and display wrappers ({@code setsid script expect tmux
+     * xvfb-run dbus-run-session ...}); schedulers and repeaters ({@code xargs parallel watch entr at systemd-run ...});
+     * network wrappers ({@code torsocks proxychains socat ...}); Windows launchers; builtins that change shell state
+     * for the following segments ({@code cd export set trap alias ulimit ...}) and builtins that assign variables
+     * ({@code printf read let mapfile ...}). The complete catalogue, with the reason for each category, is in
+     * {@code docs/command-policy.md}.
+     *
+     * <p>Matched like the deny list (name or basename, case-folded, without a Windows suffix, trailing versions and
+     * build variants removed: {@code /usr/bin/STRACE}, {@code bash-5.2}, {@code lldb-18}); the pattern families match
+     * the basename. On this host, {@link ParsedCommand#resolveExecutables(String)} also applies the list to the file
+     * a command links to ({@code x86_64} is {@code setarch}).
+     *
+     * @return the members listed by name (the pattern families are not enumerable), sorted; unmodifiable
      */
     public static Set<String> builtInDeniedCommands() {
         return BUILT_IN_DENY;
@@ -223,7 +215,7 @@ public final class CommandPolicy {
                 validator.validate(segment.argv());
             }
         }
-        return parsed;
+        return parsed.checkedBy(this);
     }
 
     /**
@@ -236,21 +228,129 @@ public final class CommandPolicy {
         return check(commandLine).resolveExecutables(path);
     }
 
-    private void checkName(String name) {
-        List<String> candidates = CommandNames.candidates(name);
-        for (String c : candidates) {
-            if (BUILT_IN_DENY.contains(c)) {
-                throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the built-in"
-                        + " policy: it is a shell, a shell wrapper or a re-executing or state-changing builtin, which"
-                        + " could run anything; no allow list can enable it. Run the command you want directly"
-                        + " (e.g. 'grep x f' instead of \"sh -c 'grep x f'\").");
+    /**
+     * The files on this host that hold the programs this policy's deny list names, for a backend that can make them
+     * unavailable at run time. A name-based check sees only the first word of each command; a denied program can
+     * still be started by a program the policy allowed (an allowed {@code python3} script calling
+     * {@code subprocess.run(["curl", ...])}, a {@code git} alias, a {@code Makefile}). Only a backend that hides the
+     * file stops those: the sandbox engine can hide each returned path the way it hides other host paths (a hidden
+     * file cannot be opened). This method does not hide anything itself.
+     *
+     * <p>What it finds, for every absolute entry of {@code path} (relative and empty entries are skipped, as
+     * {@link ParsedCommand#resolveExecutables(String)} skips them):
+     * <ul>
+     *   <li>every directory entry whose name the deny list matches, loosely as {@link #check(String)} matches it
+     *       ({@code curl}, {@code python3} and {@code python3.12} for a deny of {@code python}), followed through
+     *       symbolic links to the file it names: {@code /usr/bin/nc} gives {@code /usr/bin/nc.openbsd} when it is a
+     *       link to it, and {@code /bin/curl} gives {@code /usr/bin/curl} when {@code /bin} is a link to
+     *       {@code /usr/bin};</li>
+     *   <li>every other entry of those directories that is the same file (a hard link) as one found, whatever its
+     *       name;</li>
+     *   <li>every absolute deny entry ({@code deny("/opt/tools/bin/curl")}) that exists, followed through links.</li>
+     * </ul>
+     * Regular files count whether or not they are executable: the dynamic loader runs any program file it can read
+     * ({@code /lib64/ld-linux-x86-64.so.2 ./curl}), so removing the execute bit or a {@code PATH} entry does not make
+     * a program unavailable; hiding its file does. Hiding the file also closes every wrapper route at once (the
+     * loader, {@code env}, {@code strace}, {@code gdb}, ...): whatever starts the program must read the file.
+     *
+     * <p>What it does not include, on purpose:
+     * <ul>
+     *   <li>the {@linkplain #builtInDeniedCommands() built-in list}'s programs: {@code sh} runs every policy command,
+     *       {@code env} is the {@code #!} line of many scripts, and the dynamic loader is needed by every dynamically
+     *       linked program (the kernel itself starts it); they are refused on the command line instead, where the
+     *       policy sees them;</li>
+     *   <li>copies outside {@code path}, and programs that do the same job under another name ({@code wget} for a
+     *       deny of {@code curl}): a deny list names what you thought of;</li>
+     *   <li>relative deny entries ({@code ./tool}): they name a file in the workspace.</li>
+     * </ul>
+     * When a denied name is a link to a multi-call binary ({@code wget} to {@code busybox}), the binary itself is
+     * returned, and hiding it hides every program it provides (on Alpine, {@code sh} as well): check the result
+     * before hiding it.
+     *
+     * @param path a POSIX {@code PATH} value ({@code :}-separated), the one the runs will use; must not be blank
+     * @return the real absolute paths, sorted and without duplicates; empty when the deny list is empty (as it is for
+     *         {@link #permissive()}); unmodifiable
+     * @throws InvalidSpecException when {@code path} is null or blank
+     */
+    public Set<Path> deniedExecutables(String path) {
+        if (path == null || path.isBlank()) {
+            throw new InvalidSpecException("path must not be null or blank");
+        }
+        Set<Path> found = new TreeSet<>();
+        if (deniedKeys.isEmpty()) {
+            return Collections.unmodifiableSet(found);
+        }
+        List<Path> dirs = new ArrayList<>();
+        for (String entry : path.split(":", -1)) {
+            if (entry.startsWith("/")) {
+                dirs.add(Path.of(entry));
             }
         }
-        for (String c : candidates) {
-            if (deniedKeys.contains(c)) {
-                throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the policy's deny"
-                        + " list");
+        List<Path> entries = new ArrayList<>();
+        for (Path dir : dirs) {
+            try (Stream<Path> list = Files.list(dir)) {
+                list.forEach(entries::add);
+            } catch (IOException | RuntimeException e) {
+                // Not a readable directory: nothing on it can be run from this PATH entry either.
             }
+        }
+        for (Path entry : entries) {
+            if (isDenied(entry.getFileName().toString())) {
+                addRealFile(found, entry);
+            }
+        }
+        for (String d : denied) {
+            if (d.startsWith("/")) {
+                addRealFile(found, Path.of(d));
+            }
+        }
+        Set<Object> keys = new HashSet<>();
+        for (Path p : found) {
+            Object key = fileKey(p);
+            if (key != null) {
+                keys.add(key);
+            }
+        }
+        if (!keys.isEmpty()) {
+            for (Path entry : entries) {
+                Object key = fileKey(entry);
+                if (key != null && keys.contains(key)) {
+                    addRealFile(found, entry);
+                }
+            }
+        }
+        return Collections.unmodifiableSet(found);
+    }
+
+    private static void addRealFile(Set<Path> found, Path p) {
+        try {
+            Path real = p.toRealPath();
+            if (Files.isRegularFile(real)) {
+                found.add(real);
+            }
+        } catch (IOException | RuntimeException e) {
+            // A dangling link or an unreadable entry: there is no file to hide.
+        }
+    }
+
+    private static Object fileKey(Path p) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+            return a.isRegularFile() ? a.fileKey() : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private void checkName(String name) {
+        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(name);
+        if (builtIn != null) {
+            throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the built-in policy:"
+                    + " it is " + builtIn.reason() + "; no allow list can enable it. " + builtIn.hint());
+        }
+        if (isDenied(name)) {
+            throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the policy's deny"
+                    + " list");
         }
         if (!allowed.isEmpty() && !allowed.contains(name)) {
             String hint = CommandNames.isPathful(name) && allowed.contains(CommandNames.basename(name))
@@ -258,6 +358,47 @@ public final class CommandPolicy {
                     : "";
             throw new PolicyViolationException("command '" + quoteName(name) + "' is not in the policy's allow list"
                     + hint + "; allowed commands: " + summary(allowed));
+        }
+    }
+
+    private boolean isDenied(String name) {
+        for (String c : CommandNames.candidates(name)) {
+            if (deniedKeys.contains(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Checks a resolved segment again by the name of the file its command really is, for commands that are symbolic
+     * links: {@code x86_64} is {@code setarch}, Debian's {@code open} is {@code openvt}, {@code /usr/bin/ld.so} is the
+     * dynamic loader, a {@code py} link may be {@code python3.12}. The built-in list, the deny list and the validator
+     * of the real name apply as they would to that name; the allow list does not (it names what may be written).
+     * Multi-call binaries are exempt: they behave as the name they are run under, which was checked.
+     *
+     * @param written  the command as the model wrote it, for the message (a resolved path would show host paths)
+     * @param segment  the segment as resolved (its command is an absolute path)
+     * @param realName the basename of the file the command resolves to, when it differs from the command's own
+     */
+    void checkRealName(String written, ParsedCommand.Segment segment, String realName) {
+        if (BuiltInDenyList.isMultiCall(realName)) {
+            return;
+        }
+        String name = quoteName(written);
+        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(realName);
+        if (builtIn != null) {
+            throw new PolicyViolationException("command '" + name + "' is denied by the built-in policy: it runs '"
+                    + quoteName(realName) + "', " + builtIn.reason() + "; no allow list can enable it. "
+                    + builtIn.hint());
+        }
+        if (isDenied(realName)) {
+            throw new PolicyViolationException("command '" + name + "' is denied by the policy's deny list: it runs '"
+                    + quoteName(realName) + "'");
+        }
+        ArgumentValidator validator = validatorFor(realName);
+        if (validator != null && validator != validatorFor(segment.command())) {
+            validator.validate(segment.argv());
         }
     }
 

@@ -2,6 +2,7 @@ package dev.codeexec.policy;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -100,15 +101,28 @@ public final class ParsedCommand {
     private final String commandLine;
     private final List<Segment> segments;
     private final List<Operator> operators;
+    /** The policy that checked this command, or null (tests build commands directly). */
+    private final CommandPolicy checkedBy;
 
     ParsedCommand(String commandLine, List<Segment> segments, List<Operator> operators) {
+        this(commandLine, segments, operators, null);
+    }
+
+    private ParsedCommand(String commandLine, List<Segment> segments, List<Operator> operators,
+                          CommandPolicy checkedBy) {
         this.commandLine = Objects.requireNonNull(commandLine, "commandLine");
         this.segments = List.copyOf(segments);
         this.operators = List.copyOf(operators);
+        this.checkedBy = checkedBy;
         if (this.segments.isEmpty() || this.operators.size() != this.segments.size() - 1) {
             throw new IllegalArgumentException("need n segments and n-1 operators, got " + this.segments.size()
                     + " and " + this.operators.size());
         }
+    }
+
+    /** This command, remembering the policy that checked it (for {@link #resolveExecutables(String)}). */
+    ParsedCommand checkedBy(CommandPolicy policy) {
+        return new ParsedCommand(commandLine, segments, operators, policy);
     }
 
     /** The command line as it was checked. */
@@ -140,13 +154,44 @@ public final class ParsedCommand {
      * file system. Use it when the program runs on this host's file system (the local and OS-sandbox backends); for a
      * container or remote backend use {@link #resolveExecutables(String, Predicate)} with a lookup of that system.
      *
+     * <p>Because the file is on this host, the policy that checked the command also checks it by the name of the file
+     * it really is, when it is a symbolic link to a file of another name: {@code x86_64} (a link to {@code setarch})
+     * and {@code /usr/bin/ld.so} (a link to the dynamic loader) are refused by the built-in list, a link to a denied
+     * program by the deny list, and a link to {@code python3.12} meets python's validator. Multi-call binaries
+     * (busybox) are exempt, because they behave as the name they run under. Commands written with a relative path
+     * are not followed: they are resolved against the run's working directory, which is not known here.
+     *
      * @param path a POSIX {@code PATH} value ({@code :}-separated), the one the run will use; must not be blank
      * @return a command with the same words except resolved command names
-     * @throws PolicyViolationException when a command is not found on {@code path}
+     * @throws PolicyViolationException when a command is not found on {@code path}, or the file it is refused
      * @throws InvalidSpecException     when {@code path} is null or blank
      */
     public ParsedCommand resolveExecutables(String path) {
-        return resolveExecutables(path, HOST_EXECUTABLE);
+        ParsedCommand resolved = resolveExecutables(path, HOST_EXECUTABLE);
+        if (checkedBy != null) {
+            for (int i = 0; i < resolved.segments.size(); i++) {
+                Segment s = resolved.segments.get(i);
+                String realName = realName(s.command());
+                if (realName != null && !CommandNames.fold(realName).equals(
+                        CommandNames.fold(CommandNames.basename(s.command())))) {
+                    checkedBy.checkRealName(segments.get(i).command(), s, realName);
+                }
+            }
+        }
+        return resolved;
+    }
+
+    /** The basename of the file an absolute command resolves to, or null when it is relative or cannot be read. */
+    private static String realName(String command) {
+        if (!command.startsWith("/")) {
+            return null;
+        }
+        try {
+            Path name = Path.of(command).toRealPath().getFileName();
+            return name == null ? null : name.toString();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /**
@@ -198,7 +243,7 @@ public final class ParsedCommand {
             argv.set(0, found);
             resolved.add(new Segment(argv));
         }
-        return new ParsedCommand(commandLine, resolved, operators);
+        return new ParsedCommand(commandLine, resolved, operators, checkedBy);
     }
 
     /**

@@ -343,17 +343,135 @@ class ArgumentValidatorsTest {
                 "sort --files0-from=list", "gsort -h f", "sort");
     }
 
+    // ---------------------------------------------------------------- split
+
+    static Stream<Arguments> splitAttacks() {
+        return Stream.of(
+                arguments("split --filter='sh -c id' f", "(--filter)"),
+                arguments("split --filt=id f", "(--filter)"),
+                arguments("split -l 1 --f=id f", "(--filter)"),
+                arguments("gsplit --filter=id f", "(--filter)"),
+                arguments("/usr/bin/split -b 1K f --filter=id", "(--filter)"));
+    }
+
+    static Stream<String> splitControls() {
+        return Stream.of("split -l 100 work/data.csv out/part-", "split -b 1M -d f", "split --lines=10 f",
+                "split -n 4 --additional-suffix=.csv f out/x", "split --verbose f");
+    }
+
+    // ---------------------------------------------------------------- interpreters other than python
+
+    static Stream<Arguments> interpreterAttacks() {
+        return Stream.of(
+                // perl
+                arguments("perl -e 'exec \"curl\"'", "'-e' runs program text"),
+                arguments("perl -E 'say 1'", "'-E'"),
+                arguments("perl -lne 'print' f", "'-e'"),
+                arguments("perl -lnae 'print' f", "'-e'"),
+                arguments("perl -0777ne 'print' f", "'-e'"),
+                arguments("perl -l0 -ne 'print' f", "'-e'"),
+                arguments("perl -de 0", "'-e'"),
+                arguments("perl -CSDe 1", "'-e'"),
+                arguments("perl -Ve 1", "'-e'"),
+                arguments("perl -w -Mstrict -e 1", "'-e'"),
+                arguments("perl -I lib -e 1", "'-e'"),
+                arguments("perl -", "'-' reads the program from stdin"),
+                arguments("perl", "without a script, perl reads its program from stdin"),
+                arguments("perl -w", "without a script"),
+                arguments("perl --", "without a script"),
+                arguments("perl -S ldd", "'-S' looks the script up on PATH"),
+                arguments("perl -Q script.pl", "perl option '-Q' is not recognised"),
+                arguments("/usr/bin/perl5.36.0 -e 1", "'-e'"),
+                // ruby
+                arguments("ruby -e 'exec \"curl\"'", "'-e'"),
+                arguments("ruby -ne 'print' f", "'-e'"),
+                arguments("ruby -r json -e 1", "'-e'"),
+                arguments("ruby", "without a script"),
+                arguments("ruby -S rake", "'-S'"),
+                arguments("ruby -Kue 1", "'-e'"),
+                arguments("ruby -W0e 1", "'-e'"),
+                arguments("ruby --weird x.rb", "ruby option '--weird' is not recognised"),
+                // node
+                arguments("node -e 'require(\"child_process\").execSync(\"curl\")'", "'-e'"),
+                arguments("node --eval 'process.exit()'", "'--eval'"),
+                arguments("node --eval='1'", "'--eval'"),
+                arguments("node -p 1", "'-p'"),
+                arguments("node -pe 1", "'-p'"),
+                arguments("node --print 1", "'--print'"),
+                arguments("node -i", "'-i' reads the program from stdin"),
+                arguments("node --interactive", "'--interactive'"),
+                arguments("node", "without a script, node reads its program from stdin"),
+                arguments("node -", "'-'"),
+                arguments("node --run build", "'--run' runs a package.json script"),
+                arguments("node '--import=data:text/javascript,process.exit()' x.js", "'data:' URL"),
+                arguments("node --import 'DATA:text/javascript,1' x.js", "'data:' URL"),
+                arguments("node --loader https://example.com/x.mjs x.js", "'https:' URL"),
+                arguments("node -r data:text/javascript,1 x.js", "'data:' URL"),
+                arguments("node --title x -e 1", "'-e'"),
+                arguments("node inspect -e 1", "'-e'"),
+                arguments("node --trace-what x.js", "node option '--trace-what' is not recognised"),
+                arguments("nodejs -e 1", "'-e'"),
+                // php
+                arguments("php -r 'system(\"curl\");'", "'-r'"),
+                arguments("php -R 'echo 1;' f", "'-R'"),
+                arguments("php -B 'x();' -F s.php", "'-B'"),
+                arguments("php --run 'echo 1;'", "'--run'"),
+                arguments("php -a", "'-a'"),
+                arguments("php", "without a script"),
+                arguments("php8.2 -d x=1 -r 1", "'-r'"),
+                // lua, luajit
+                arguments("lua -e 'os.execute(\"curl\")'", "'-e'"),
+                arguments("lua -l socket -e 1", "'-e'"),
+                arguments("lua -i script.lua", "'-i'"),
+                arguments("lua", "without a script"),
+                arguments("lua -", "'-'"),
+                arguments("luajit -e 1", "'-e'"),
+                // Rscript
+                arguments("Rscript -e 'system(\"curl\")'", "'-e'"),
+                arguments("Rscript --vanilla -e 1", "'-e'"),
+                arguments("Rscript -", "'-'"),
+                // tcl
+                arguments("tclsh", "without a script, tclsh reads its program from stdin"),
+                arguments("tclsh -encoding utf-8", "without a script"),
+                arguments("tclsh -x", "tclsh option '-x' is not recognised"),
+                arguments("tclsh -encoding=utf-8 s.tcl", "tclsh option '-encoding=utf-8' is not recognised"),
+                arguments("wish -display :0", "without a script"));
+    }
+
+    static Stream<String> interpreterControls() {
+        return Stream.of("perl work/script.pl a b", "perl -w -Mstrict -Ilib work/s.pl", "perl -I lib work/s.pl",
+                "perl -0777 -n work/s.pl", "perl -CSDA work/s.pl", "perl -l -n work/s.pl", "perl -ie work/fix.pl f",
+                "perl -dt:NonStop work/s.pl", "perl -i.bak -p work/fix.pl f", "perl -F: -lan work/s.pl", "perl -c work/s.pl",
+                "perl -v", "perl -V", "perl -V:osname", "perl -x work/s.pl", "perl -- work/s.pl -e x",
+                "perl work/s.pl -e 'print 1'",
+                "ruby work/s.rb", "ruby -w -rjson work/s.rb", "ruby --yjit --enable=frozen-string-literal work/s.rb",
+                "ruby --disable-gems work/s.rb", "ruby -W0 -Ku work/s.rb", "ruby -v", "ruby --version", "ruby -c work/s.rb",
+                "node work/s.js", "node --test", "node -c work/s.js", "node -r ./setup.js work/s.js",
+                "node --import=./register.mjs work/s.js", "node --require node:fs work/s.js",
+                "node --max-old-space-size=4096 work/s.js", "node --enable-source-maps --watch work/s.js",
+                "node --version", "node -v", "node --test --test-reporter spec work/t.js", "node inspect work/s.js",
+                "node work/s.js -e 1", "nodejs work/s.js",
+                "php work/s.php", "php -f work/s.php", "php -n -d memory_limit=1G work/s.php", "php -l work/s.php",
+                "php -v", "php -m", "php --ini", "php --rf strlen",
+                "lua work/s.lua", "lua -l socket work/s.lua", "lua -v", "lua5.4 work/s.lua", "luajit -O3 work/s.lua",
+                "luajit -b work/s.lua out/s.o",
+                "Rscript work/s.R", "Rscript --vanilla --default-packages=stats work/s.R", "Rscript --file=work/s.R",
+                "Rscript", "Rscript --version",
+                "tclsh work/s.tcl", "tclsh -encoding utf-8 work/s.tcl", "tclsh8.6 work/s.tcl",
+                "wish -display :0 work/s.tcl");
+    }
+
     // ---------------------------------------------------------------- the tests
 
     static Stream<Arguments> attacks() {
         return Stream.of(findAttacks(), awkAttacks(), pythonAttacks(), gitAttacks(), tarAttacks(), sedAttacks(),
-                        sortAttacks())
+                        sortAttacks(), splitAttacks(), interpreterAttacks())
                 .flatMap(s -> s);
     }
 
     static Stream<String> controls() {
         return Stream.of(findControls(), awkControls(), pythonControls(), gitControls(), tarControls(),
-                        sedControls(), sortControls())
+                        sedControls(), sortControls(), splitControls(), interpreterControls())
                 .flatMap(s -> s)
                 // "sed 'w' --help" is only a parser control; --help makes GNU sed print usage, not run the script.
                 .filter(s -> !s.equals("sed 'w' --help"));
@@ -406,10 +524,15 @@ class ArgumentValidatorsTest {
         var defaults = ArgumentValidators.defaults();
 
         assertThat(defaults).containsKeys("find", "awk", "gawk", "mawk", "nawk", "python", "pypy", "git", "tar",
-                "sed", "sort", "gsort");
+                "sed", "sort", "gsort", "split", "perl", "node");
         defaults.clear();
         assertThat(ArgumentValidators.defaults()).isNotEmpty();
         assertThat(ArgumentValidators.python()).hasToString("ArgumentValidators.python()");
         assertThat(ArgumentValidators.sort()).hasToString("ArgumentValidators.sort()");
+        assertThat(ArgumentValidators.defaults()).containsKeys("split", "perl", "ruby", "node", "nodejs", "php",
+                "lua", "luajit", "rscript", "tclsh", "wish");
+        assertThat(ArgumentValidators.split()).hasToString("ArgumentValidators.split()");
+        assertThat(ArgumentValidators.perl()).hasToString("ArgumentValidators.perl()");
+        assertThat(ArgumentValidators.rscript()).hasToString("ArgumentValidators.rscript()");
     }
 }

@@ -184,6 +184,8 @@ class CommandPolicyTest {
     @ParameterizedTest(name = "[{index}] {0} -> {1}")
     @CsvSource({
             "cmd.exe, cmd", "CMD.EXE, cmd", "powershell.exe, powershell", "PowerShell.EXE, powershell",
+            "python3.13t, python", "/usr/bin/python3.6m, python", "python2.7mu, python", "python3.11d, python",
+            "python3.11-dbg, python", "perf_5.10, perf", "lldb-18, lldb", "tclsh8.6, tclsh",
             "script.bat, script", "helper.cmd, helper", "legacy.com, legacy", "run.ps1, run", "curl, curl",
             "no.ext.here, no.ext.here", "SH, sh", "/usr/bin/Python3.11, python", "bash-5.2, bash",
             "./tools/bin/Tool, tool", "C:\\Tools\\CURL.EXE, curl"})
@@ -198,6 +200,10 @@ class CommandPolicyTest {
         assertThat(CommandNames.candidates(name)).containsExactly(name);
         assertThat(CommandNames.candidates("tool" + "1".repeat(5000))).containsExactly("tool" + "1".repeat(5000),
                 "tool");
+        // alternating versions are removed a bounded number of times, so the candidates stay few
+        String dotted = "tool" + ".1".repeat(CommandPolicy.MAX_COMMAND_BYTES / 2 - 10);
+        assertThat(CommandNames.candidates(dotted)).hasSize(CommandNames.MAX_STRIPS + 1);
+        assertThat(CommandNames.candidates("python3.12.1")).endsWith("python");
         assertThatThrownBy(() -> allow("ls").check(name)).hasMessageContaining("not in the policy's allow list");
     }
 
@@ -417,6 +423,73 @@ class CommandPolicyTest {
 
         // busybox-style binaries pick their behaviour from the name they run under
         assertThat(resolved.commands()).containsExactly(tmp.resolve("bin/tool").toString());
+    }
+
+    @Test
+    void should_check_the_file_a_link_names_when_it_is_a_wrapper() throws IOException {
+        // x86_64 is a link to setarch, Debian's open a link to openvt: the name on PATH is not the program that runs
+        Path setarch = executable(tmp.resolve("real"), "setarch");
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path link = Files.createSymbolicLink(bin.resolve("myarch"), setarch);
+        executable(bin, "tool");
+        Files.createSymbolicLink(bin.resolve("tool-link"), bin.resolve("tool"));
+
+        assertThatThrownBy(() -> allow("myarch").check("myarch curl http://x", bin.toString()))
+                .isInstanceOf(PolicyViolationException.class)
+                .hasMessageStartingWith("command 'myarch' is denied by the built-in policy: it runs 'setarch', a"
+                        + " wrapper that sets the environment")
+                .hasMessageNotContaining(tmp.toString());
+        assertThatThrownBy(() -> allow(link.toString()).check(link + " curl http://x", bin.toString()))
+                .hasMessageContaining(BUILT_IN);
+        // positive control: a link to an ordinary program runs under the link's name
+        assertThat(allow("tool-link").check("tool-link x", bin.toString()).commands())
+                .containsExactly(bin.resolve("tool-link").toString());
+    }
+
+    @Test
+    void should_apply_the_deny_list_and_the_validator_of_the_file_a_link_names() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Files.createSymbolicLink(bin.resolve("fetch"), executable(tmp.resolve("real"), "curl"));
+        Files.createSymbolicLink(bin.resolve("py"), executable(tmp.resolve("real"), "python3.12"));
+        CommandPolicy policy = CommandPolicy.builder().allow("fetch", "py").deny("curl").build();
+
+        assertThatThrownBy(() -> policy.check("fetch http://x", bin.toString()))
+                .hasMessage("command 'fetch' is denied by the policy's deny list: it runs 'curl'");
+        assertThatThrownBy(() -> policy.check("py -c 'import os'", bin.toString()))
+                .hasMessageContaining("was refused by its argument validator")
+                .hasMessageContaining("'-c'");
+        // positive control: the script form passes python's validator
+        assertThat(policy.check("py work/a.py", bin.toString()).commands())
+                .containsExactly(bin.resolve("py").toString());
+    }
+
+    @Test
+    void should_judge_a_multi_call_binary_by_the_name_it_runs_under() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path busybox = executable(tmp.resolve("real"), "busybox");
+        Files.createSymbolicLink(bin.resolve("ls"), busybox);
+        Files.createSymbolicLink(bin.resolve("env"), busybox);
+
+        assertThat(allow("ls").check("ls -l", bin.toString()).commands())
+                .containsExactly(bin.resolve("ls").toString());
+        assertThatThrownBy(() -> allow("env").check("env curl", bin.toString())).hasMessageContaining(BUILT_IN);
+        assertThatThrownBy(() -> allow("busybox").check("busybox ls", bin.toString()))
+                .hasMessageContaining(BUILT_IN);
+    }
+
+    @Test
+    void should_not_follow_links_for_commands_the_policy_did_not_check() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Files.createSymbolicLink(bin.resolve("myarch"), executable(tmp.resolve("real"), "setarch"));
+        ParsedCommand unchecked = new ParsedCommand("myarch x",
+                List.of(new ParsedCommand.Segment(List.of("myarch", "x"))), List.of());
+
+        assertThat(unchecked.resolveExecutables(bin.toString()).commands())
+                .containsExactly(bin.resolve("myarch").toString());
+        // and a lookup on another system never follows links on this one
+        assertThat(allow("myarch").check("myarch x").resolveExecutables(bin.toString(),
+                p -> p.equals(bin.resolve("myarch").toString())).commands())
+                .containsExactly(bin.resolve("myarch").toString());
     }
 
     @Test

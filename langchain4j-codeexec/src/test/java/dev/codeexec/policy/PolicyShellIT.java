@@ -141,7 +141,13 @@ class PolicyShellIT {
                 arguments("git", "git diff --no-index --output=PWNED in.txt script.py",
                         "git diff --no-index in.txt in.txt"),
                 // .gitconfig (HOME is the run's folder) names the editor, as a model that writes files could
-                arguments("git", "git config --global --ed", "git config --global --get core.editor"));
+                arguments("git", "git config --global --ed", "git config --global --get core.editor"),
+                arguments("split", "split -l 1 --filter='touch PWNED' in.txt", "split -l 1 in.txt part-"),
+                arguments("split", "split -l 1 --filt='touch PWNED' in.txt", "split -n 2 in.txt part-"),
+                // perl reads -l's digits and goes on reading switches: -lne is -l -n -e
+                arguments("perl", "perl -e 'open(my $f, \">\", \"PWNED\")'", "perl script.pl"),
+                arguments("perl", "perl -lne 'BEGIN { open(my $f, \">\", \"PWNED\") }' in.txt",
+                        "perl -ln script.pl in.txt"));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
@@ -150,7 +156,7 @@ class PolicyShellIT {
                                                                           String control) throws Exception {
         Requirements.require(Files.isExecutable(Path.of("/bin/sh")), "/bin/sh");
         Requirements.requireCommand(tool);
-        if (tool.equals("sed") || tool.equals("tar") || tool.equals("sort")) {
+        if (tool.equals("sed") || tool.equals("tar") || tool.equals("sort") || tool.equals("split")) {
             Run version = run(dir, tool, "--version");
             Requirements.require(version.stdout().contains("GNU"), "GNU " + tool);
         }
@@ -159,6 +165,7 @@ class PolicyShellIT {
         for (Path d : List.of(attackDir, controlDir)) {
             Files.writeString(d.resolve("in.txt"), "a,1\nb/2,3\n", StandardCharsets.UTF_8);
             Files.writeString(d.resolve("script.py"), "print('ok')\n");
+            Files.writeString(d.resolve("script.pl"), "print \"ok\\n\";\n");
             Files.writeString(d.resolve("lines.txt"), "touch PWNED\n".repeat(5000));
             Files.writeString(d.resolve(".gitconfig"), "[core]\n\teditor = touch PWNED\n");
         }
@@ -183,5 +190,73 @@ class PolicyShellIT {
         Run controlled = run(controlDir, "/bin/sh", "-c", ok.toShellScript());
         assertThat(controlled.exit()).as(controlled.stderr()).isZero();
         assertThat(controlDir.resolve("PWNED")).doesNotExist();
+    }
+
+    // ---------------------------------------------------------------- wrappers around a denied command
+
+    /** The glibc dynamic loader of this host, or null. */
+    private static String loader() {
+        for (String l : List.of("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")) {
+            if (Files.exists(Path.of(l))) {
+                return l;
+            }
+        }
+        return null;
+    }
+
+    /** A wrapper from coreutils, util-linux, findutils or glibc (on every Debian host) and an attack through it. */
+    static Stream<Arguments> wrapperAttacks() {
+        String loader = loader() == null ? "/lib64/ld-linux-x86-64.so.2" : loader();
+        return Stream.of(
+                arguments(loader, loader + " /usr/bin/touch PWNED"),
+                arguments(loader, loader + " --library-path /usr/lib /usr/bin/touch PWNED"),
+                arguments(loader, loader + " ./touch-copy PWNED"), // not executable: the loader runs it anyway
+                arguments("env", "env touch PWNED"),
+                arguments("env", "/usr/bin/env -i /usr/bin/touch PWNED"),
+                arguments("nice", "nice -n 5 touch PWNED"),
+                arguments("nohup", "nohup touch PWNED"),
+                arguments("timeout", "timeout 10 touch PWNED"),
+                arguments("stdbuf", "stdbuf -o0 touch PWNED"),
+                arguments("xargs", "xargs -a names.txt touch"),
+                arguments("setsid", "setsid -w touch PWNED"),
+                arguments("flock", "flock lockfile touch PWNED"),
+                arguments("taskset", "taskset -c 0 touch PWNED"),
+                arguments("ionice", "ionice -c 3 touch PWNED"),
+                arguments("prlimit", "prlimit --nofile=64 touch PWNED"),
+                arguments("linux64", "linux64 touch PWNED"),
+                arguments("script", "script -qc 'touch PWNED' /dev/null"));
+    }
+
+    @ParameterizedTest(name = "[{index}] {1}")
+    @MethodSource("wrapperAttacks")
+    void should_refuse_a_wrapper_that_really_runs_a_denied_command_and_run_the_plain_command(String wrapper,
+                                                                                          String attack)
+            throws Exception {
+        Requirements.require(Files.isExecutable(Path.of("/bin/sh")), "/bin/sh");
+        Requirements.require(wrapper.startsWith("/") ? Files.exists(Path.of(wrapper))
+                : Requirements.findCommand(wrapper) != null, wrapper);
+        Path attackDir = Files.createDirectories(dir.resolve("attack"));
+        Path controlDir = Files.createDirectories(dir.resolve("control"));
+        Files.writeString(attackDir.resolve("names.txt"), "PWNED\n");
+        Path copy = Files.copy(Path.of("/usr/bin/touch"), attackDir.resolve("touch-copy"));
+        assertThat(copy.toFile().setExecutable(false, false)).isTrue();
+
+        // The attack is real: run unchecked, the wrapper runs touch.
+        Run unchecked = run(attackDir, "/bin/sh", "-c", attack);
+        assertThat(attackDir.resolve("PWNED")).as("unchecked run: " + unchecked).exists();
+
+        // The policy refuses it, by the built-in rule: under a deny list of the command, and with the wrapper itself
+        // on the allow list.
+        for (CommandPolicy policy : List.of(CommandPolicy.builder().deny("touch").build(),
+                CommandPolicy.builder().allow(wrapper, "touch").build())) {
+            assertThatThrownBy(() -> policy.check(attack, CLEAN_PATH)).isInstanceOf(PolicyViolationException.class)
+                    .hasMessageContaining("is denied by the built-in policy");
+        }
+
+        // The plain command, allowed, passes and runs.
+        ParsedCommand ok = CommandPolicy.allowing(wrapper, "touch").check("touch made", CLEAN_PATH);
+        Run controlled = run(controlDir, "/bin/sh", "-c", ok.toShellScript());
+        assertThat(controlled.exit()).as(controlled.stderr()).isZero();
+        assertThat(controlDir.resolve("made")).exists();
     }
 }

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -28,12 +29,16 @@ import java.util.stream.Stream;
  * java -jar langchain4j-codeexec-sandbox-&lt;version&gt;-cli.jar [--profile read-only|workspace-write|danger-full-access]
  *     [--network restricted|enabled] [--read PATH]... [--write PATH]... [--deny PATH]...
  *     [--env inherit-all|core|none] [--set NAME=VALUE]... [--workspace DIR] [--timeout SECONDS] -- COMMAND [ARG...]
+ * java -jar langchain4j-codeexec-sandbox-&lt;version&gt;-cli.jar -h|--help
  * </pre>
  *
  * <p>The command runs with its working directory in {@code work/} of the workspace (DIR, or a fresh temporary
  * directory removed afterwards); stdout and stderr are streamed as they come; standard input is closed. The exit
  * status is the command's, {@value #EXIT_TIMEOUT} when the timeout killed it, {@value #EXIT_SETUP} when the sandbox
- * could not be set up (the reason is printed on stderr; nothing ran).
+ * could not be set up or the command line is invalid (an unknown option, a missing value: the reason and the usage
+ * are printed on stderr; nothing ran). {@code -h} or {@code --help} before {@code --} prints the usage on stdout and
+ * exits with {@value #EXIT_HELP}. The CLI's own errors use {@value #EXIT_SETUP}, as {@code timeout(1)} and
+ * {@code env(1)} do, rather than 2: the exit status is otherwise the command's, and many commands exit with 2.
  */
 public final class SandboxCli {
 
@@ -41,6 +46,12 @@ public final class SandboxCli {
     public static final int EXIT_TIMEOUT = 124;
     /** Exit status when the sandbox could not be set up or the arguments are invalid. */
     public static final int EXIT_SETUP = 125;
+    /** Exit status after printing the usage for {@code -h} or {@code --help}. */
+    public static final int EXIT_HELP = 0;
+
+    /** The options that take a value, as the next word. */
+    private static final Set<String> VALUE_OPTIONS = Set.of("--profile", "--network", "--read", "--write", "--deny",
+            "--env", "--set", "--workspace", "--timeout");
 
     static final String USAGE = String.join("\n",
             "usage: java -jar langchain4j-codeexec-sandbox-<version>-cli.jar [options] -- COMMAND [ARG...]",
@@ -54,7 +65,9 @@ public final class SandboxCli {
             "  --set NAME=VALUE set a variable (repeatable)",
             "  --workspace DIR  use DIR as the workspace (default: a fresh temporary one, removed afterwards)",
             "  --timeout SECONDS  default 30",
-            "exit status: the command's; 124 on timeout; 125 when the sandbox cannot be set up");
+            "  -h, --help       print this help and exit",
+            "exit status: the command's; 124 on timeout; 125 when the sandbox cannot be set up or the options",
+            "             are invalid (nothing ran); 0 after --help");
 
     private SandboxCli() {
     }
@@ -67,9 +80,16 @@ public final class SandboxCli {
         System.exit(run(args, System.out, System.err, System.getenv(), Path.of("").toAbsolutePath()));
     }
 
-    /** Parsed options. */
+    /** Parsed options; {@link #HELP} when the usage was asked for. */
     record Options(PermissionProfile profile, ShellEnvironmentPolicy env, Path workspace, Duration timeout,
                    List<String> command) {
+
+        /** {@code -h} or {@code --help}: print the usage, run nothing. */
+        static final Options HELP = new Options(null, null, null, null, List.of());
+
+        boolean help() {
+            return this == HELP;
+        }
     }
 
     /** Runs the CLI and returns the exit status (for tests; {@link #main} exits with it). */
@@ -77,6 +97,11 @@ public final class SandboxCli {
         Options o;
         try {
             o = parse(args, cwd);
+            if (o.help()) {
+                out.println(USAGE);
+                out.flush();
+                return EXIT_HELP;
+            }
         } catch (IllegalArgumentException e) {
             err.println("codeexec-sandbox: " + e.getMessage());
             err.println(USAGE);
@@ -138,8 +163,18 @@ public final class SandboxCli {
                 i++;
                 break;
             }
-            if (!a.startsWith("--")) {
+            if (a.equals("--help") || a.equals("-h")) {
+                return Options.HELP;
+            }
+            if (!a.startsWith("-") || a.equals("-")) {
                 throw new IllegalArgumentException("expected an option or '--' before the command, got '" + a + "'");
+            }
+            if (!VALUE_OPTIONS.contains(a)) {
+                int eq = a.indexOf('=');
+                String hint = eq > 0 && VALUE_OPTIONS.contains(a.substring(0, eq))
+                        ? " (give the value as the next word: " + a.substring(0, eq) + " " + a.substring(eq + 1) + ")"
+                        : "";
+                throw new IllegalArgumentException("unknown option " + a + hint);
             }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("option " + a + " needs a value");
@@ -170,7 +205,7 @@ public final class SandboxCli {
                         throw new IllegalArgumentException("--timeout must be positive, got '" + v + "'");
                     }
                 }
-                default -> throw new IllegalArgumentException("unknown option " + a);
+                default -> throw new IllegalStateException("option " + a + " has no case");
             }
         }
         if (i >= args.length) {

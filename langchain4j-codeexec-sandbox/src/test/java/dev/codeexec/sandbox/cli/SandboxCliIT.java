@@ -2,13 +2,17 @@ package dev.codeexec.sandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.testing.Requirements;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -82,5 +86,38 @@ class SandboxCliIT {
         assertThat(Files.readString(ws.resolve("out/g.txt"))).isEqualTo("hi\n");
         assertThat(data.resolve("new.txt")).doesNotExist();
         assertThat(ws.resolve("work")).isDirectory();
+    }
+
+    @Test
+    void should_leave_no_route_to_a_denied_program_whose_files_are_hidden() throws Exception {
+        // The policy names the files of its denied programs; hiding them (here with --deny, the rule the engine applies
+        // to every hidden path) closes every route at once: the dynamic loader, a plain run, a copy, an interpreter.
+        Set<Path> files = CommandPolicy.builder().deny("touch").build()
+                .deniedExecutables("/usr/local/bin:/usr/bin:/bin");
+        String loader = null;
+        for (String l : List.of("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")) {
+            loader = loader == null && Files.exists(Path.of(l)) ? l : loader;
+        }
+        Requirements.require(loader != null, "the glibc dynamic loader");
+        Requirements.requireCommand("python3");
+        assertThat(files).contains(Path.of("/usr/bin/touch").toRealPath());
+        String routes = loader + " /usr/bin/touch a; touch b; cp /usr/bin/touch c && ./c d;"
+                + " python3 -c 'import subprocess; subprocess.run([\"touch\", \"e\"])'; true";
+
+        List<String> hidden = new ArrayList<>(List.of("--workspace", "hidden"));
+        for (Path f : files) {
+            hidden.addAll(List.of("--deny", f.toString()));
+        }
+        hidden.addAll(List.of("--", "/bin/sh", "-c", routes));
+        Path hiddenWs = Files.createDirectories(tmp.resolve("hidden"));
+        cli(hidden.toArray(String[]::new));
+        // positive control: without the hidden files every route runs the program
+        Path openWs = Files.createDirectories(tmp.resolve("open"));
+        cli("--workspace", "open", "--", "/bin/sh", "-c", routes);
+
+        for (String made : List.of("a", "b", "c", "d", "e")) {
+            assertThat(hiddenWs.resolve("work").resolve(made)).as("hidden: " + made + "; " + err()).doesNotExist();
+            assertThat(openWs.resolve("work").resolve(made)).as("open: " + made + "; " + err()).exists();
+        }
     }
 }
