@@ -8,7 +8,9 @@
  *   <li>{@link dev.codeexec.spi.AbstractEngine}: the engine support layer (open check, limits, output cap, code
  *       blocks, sessions, close aggregation) that a backend's engine extends; {@link dev.codeexec.spi.RunEnvironment}
  *       and {@link dev.codeexec.spi.CommandLookup} are the one place for environments and command lookup.</li>
- *   <li>The workspace file primitives, under the one core {@link dev.codeexec.engine.WorkspaceFS}.</li>
+ *   <li>The workspace file primitives, under the one core {@link dev.codeexec.engine.WorkspaceFS}:
+ *       {@link dev.codeexec.workspace.spi.WorkspaceFiles}, composed by
+ *       {@link dev.codeexec.workspace.StandardWorkspaceFS} (in the workspace package, which this one builds on).</li>
  * </ul>
  *
  * <p>A backend is done when it implements these and its test classes extend the contract suites (the TCK) in the
