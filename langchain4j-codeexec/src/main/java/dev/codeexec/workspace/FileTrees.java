@@ -8,15 +8,14 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * Host file-tree helpers that never follow symbolic links: the one tree deletion and tree copy of the host-directory
- * backends.
+ * Host file-tree helpers that never follow symbolic links: the one tree deletion of the host-directory backends, and
+ * the modes of what they write. Trees are copied in through {@link dev.codeexec.workspace.spi.ImportSource}.
  */
 public final class FileTrees {
 
@@ -74,33 +73,6 @@ public final class FileTrees {
             throw new CodeExecException("could not delete '" + path.getFileName() + "': "
                     + e.getClass().getSimpleName(), e);
         }
-    }
-
-    /** Copies a file or tree; links inside the source are skipped (never followed or copied). */
-    static long copyTree(Path source, Path target) throws IOException {
-        long[] bytes = {0};
-        if (Files.isRegularFile(source, LinkOption.NOFOLLOW_LINKS)) {
-            Files.copy(source, target, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
-            return Files.size(target);
-        }
-        Files.walkFileTree(source, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                Files.createDirectories(target.resolve(source.relativize(dir).toString()));
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                if (attrs.isRegularFile()) {
-                    Path t = target.resolve(source.relativize(file).toString());
-                    Files.copy(file, t, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
-                    bytes[0] += attrs.size();
-                }
-                return FileVisitResult.CONTINUE;
-            }
-        });
-        return bytes[0];
     }
 
     /** Removes write permission from a tree (files and directories). */

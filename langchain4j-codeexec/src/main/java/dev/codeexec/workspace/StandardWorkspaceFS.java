@@ -1,0 +1,361 @@
+package dev.codeexec.workspace;
+
+import dev.codeexec.FileRef;
+import dev.codeexec.artifact.ArtifactRef;
+import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.OutputLimit;
+import dev.codeexec.engine.OutputManifest;
+import dev.codeexec.engine.OutputSpec;
+import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.StageOptions;
+import dev.codeexec.engine.StagedInput;
+import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.workspace.spi.FileEntry;
+import dev.codeexec.workspace.spi.FileWindow;
+import dev.codeexec.workspace.spi.ImportSource;
+import dev.codeexec.workspace.spi.WorkspaceFiles;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * The one {@link WorkspaceFS}: every file rule of the library, written once on top of a backend's
+ * {@link WorkspaceFiles} primitives. Path normalisation, the three input sources, output globs, limits, inline or
+ * artifact output, MIME types and the {@link PathAccess} checks are decided here; the primitives only move bytes and
+ * follow links no further than the workspace.
+ *
+ * <p>A backend builds one on its primitives ({@code filesOf} returns its {@link WorkspaceFiles} for a workspace):
+ * <pre>{@code
+ * WorkspaceFS fs = StandardWorkspaceFS.builder()
+ *         .files(ws -> filesOf(ws))           // throws WorkspaceGoneException when the workspace is gone
+ *         .inputRoots(inputRoots).artifacts(artifacts)
+ *         .build();
+ * }</pre>
+ * Host-directory backends use {@link HostWorkspaceFS}, which is this class on the host primitives.
+ *
+ * <p>Host paths can be staged only from the input roots given to the builder, checked with links resolved on this
+ * host (the JVM's), whatever the backend.
+ */
+public final class StandardWorkspaceFS implements WorkspaceFS {
+
+    /** {@value} bytes: most of one file {@link #collect} reads. */
+    public static final int COLLECT_MAX_FILE_BYTES = 4 << 20;
+
+    /** {@value}: most files {@link #collect} returns; it also stops at 64 MiB in total. */
+    public static final int COLLECT_MAX_FILES = 1000;
+
+    /** {@value} bytes: the largest window {@link #readFile} returns (16 MiB), whatever is asked. */
+    public static final int READ_MAX_BYTES = 16 << 20;
+
+    /** {@value}: most entries a listing or a glob walk visits, so a huge tree cannot exhaust memory. */
+    public static final int MAX_WALK_ENTRIES = 100_000;
+
+    private final Function<Workspace, WorkspaceFiles> files;
+    private final InputStaging inputs;
+    private final ArtifactService artifacts;
+    private final Function<Workspace, PathAccess> access;
+
+    private StandardWorkspaceFS(Builder b) {
+        this.files = Objects.requireNonNull(b.files, "files");
+        List<Path> roots = new ArrayList<>();
+        for (Path r : b.inputRoots) {
+            try {
+                roots.add(r.toRealPath());
+            } catch (IOException e) {
+                throw new InvalidSpecException("input root does not exist: " + r);
+            }
+        }
+        this.inputs = new InputStaging(this, List.copyOf(roots));
+        this.artifacts = b.artifacts;
+        this.access = b.access == null ? ws -> PathAccess.ALLOW_ALL : b.access;
+    }
+
+    /** A builder; {@link Builder#files} is required. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public void putFiles(Workspace ws, List<PutFile> list) {
+        WorkspaceFiles f = files.apply(ws);
+        PathAccess a = access.apply(ws);
+        // Validate every path before writing any, so one bad path writes nothing.
+        for (PutFile p : list) {
+            String norm = PathResolver.normalize(p.path());
+            requireWrite(a, norm);
+            checkWritable(f, norm);
+        }
+        for (PutFile p : list) {
+            f.write(PathResolver.normalize(p.path()), p.content(), p.mode());
+        }
+    }
+
+    @Override
+    public void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options) {
+        WorkspaceFiles f = files.apply(ws);
+        Path source = inputs.requireUnderInputRoot(hostSource);
+        String dest = PathResolver.normalize(to);
+        requireWrite(access.apply(ws), dest);
+        importInto(f, ImportSource.ofHostPath(source), dest, options != null && options.readOnly());
+    }
+
+    @Override
+    public List<FileRef> collect(Workspace ws, List<String> globs) {
+        // The same walk and limits as collectOutputs, so memory is bounded here too.
+        return collectOutputs(ws, OutputSpec.builder().globs(globs).maxFiles(COLLECT_MAX_FILES)
+                .maxFileBytes(COLLECT_MAX_FILE_BYTES).maxTotalBytes(OutputSpec.DEFAULT_MAX_TOTAL_BYTES).build())
+                .files();
+    }
+
+    @Override
+    public List<StagedInput> stageInputs(Workspace ws, List<InputSpec> list) {
+        WorkspaceFiles f = files.apply(ws);
+        return inputs.stage(f, access.apply(ws), list);
+    }
+
+    @Override
+    public OutputManifest collectOutputs(Workspace ws, OutputSpec spec) {
+        OutputSpec s = spec == null ? OutputSpec.DEFAULT : spec;
+        WorkspaceFiles f = files.apply(ws);
+        TreeMap<String, Long> matched = new WorkspaceWalk(f, access.apply(ws)).match(s.globs());
+        Set<OutputLimit> hit = EnumSet.noneOf(OutputLimit.class);
+        List<FileRef> read = new ArrayList<>();
+        // One batch for the files that fit the count; each window is what remains of the byte budgets.
+        List<String> wanted = new ArrayList<>(matched.keySet()).subList(0, Math.min(matched.size(), s.maxFiles()));
+        long[] total = {0};
+        f.export(wanted, (path, size, in) -> {
+            long remaining = s.maxTotalBytes() - total[0];
+            long window = Math.min(Math.min(s.maxFileBytes(), remaining), Integer.MAX_VALUE - 16);
+            byte[] content = in.readNBytes((int) Math.min(window, size));
+            boolean truncated = content.length < size;
+            if (truncated) {
+                hit.add(size > s.maxFileBytes() ? OutputLimit.MAX_FILE_BYTES : OutputLimit.MAX_TOTAL_BYTES);
+            }
+            total[0] += content.length;
+            read.add(new FileRef(path, MimeTypes.guess(path, content), content, size, truncated, null));
+            if (read.size() < wanted.size() && s.maxTotalBytes() - total[0] <= 0) {
+                hit.add(OutputLimit.MAX_TOTAL_BYTES);
+                return false;
+            }
+            return true;
+        });
+        if (matched.size() > s.maxFiles() && read.size() == s.maxFiles()) {
+            hit.add(OutputLimit.MAX_FILES);
+        }
+        List<FileRef> out = read;
+        if (s.save()) {
+            ArtifactService store = requireArtifacts();
+            for (FileRef r : out) {
+                if (r.truncated()) {
+                    throw new InvalidSpecException("cannot save '" + r.name() + "' as an artifact: it was truncated at "
+                            + "the output limits (" + r.sizeBytes() + " bytes); raise maxFileBytes/maxTotalBytes");
+                }
+            }
+            List<FileRef> saved = new ArrayList<>();
+            for (FileRef r : out) {
+                ArtifactRef ref = saveArtifact(store, s.namePrefix() + artifactName(r.name()), r);
+                saved.add(r.withSavedAs(ref.toString()));
+            }
+            out = saved;
+        }
+        if (!s.inline()) {
+            out = out.stream().map(FileRef::withoutContent).toList();
+        }
+        return new OutputManifest(out, hit);
+    }
+
+    @Override
+    public FileRef readFile(Workspace ws, String path, long offset, int maxBytes) {
+        if (offset < 0) {
+            throw new InvalidSpecException("offset (" + offset + ") must not be negative");
+        }
+        if (maxBytes < 0) {
+            throw new InvalidSpecException("maxBytes (" + maxBytes + ") must not be negative");
+        }
+        int window = Math.min(maxBytes, READ_MAX_BYTES);
+        WorkspaceFiles f = files.apply(ws);
+        String norm = PathResolver.normalize(path);
+        requireRead(access.apply(ws), norm);
+        FileEntry e = existing(f, norm);
+        if (e.isDirectory()) {
+            throw new InvalidSpecException("'" + norm + "' is a directory; list it instead");
+        }
+        if (!e.isFile()) {
+            // Opening a FIFO would block until a writer appears; devices and sockets are not files to read either.
+            throw new InvalidSpecException("'" + norm + "' is not a regular file");
+        }
+        FileWindow w = f.read(norm, offset, window);
+        byte[] content = w.content();
+        boolean truncated = Math.min(offset, w.size()) + content.length < w.size();
+        return new FileRef(norm, MimeTypes.guess(norm, content), content, w.size(), truncated, null);
+    }
+
+    @Override
+    public List<FileInfo> list(Workspace ws, String globOrDir) {
+        WorkspaceFiles f = files.apply(ws);
+        WorkspaceWalk walk = new WorkspaceWalk(f, access.apply(ws));
+        String spec = globOrDir == null || globOrDir.isBlank() ? "." : globOrDir.strip();
+        List<FileInfo> out = new ArrayList<>();
+        if (WorkspaceGlob.isGlob(spec)) {
+            walk.match(List.of(spec)).forEach((rel, size) -> out.add(new FileInfo(rel, size, false)));
+            return out;
+        }
+        String norm = PathResolver.normalize(spec);
+        FileEntry e = existing(f, norm);
+        if (!e.isDirectory()) {
+            out.add(new FileInfo(norm, e.isFile() ? e.size() : 0, false));
+            return out;
+        }
+        // Entries are reported under the directory's resolved path, as a program in the workspace would find them.
+        walk.walk(e.path(), (rel, size, dir) -> out.add(new FileInfo(rel, size, dir)), true);
+        out.sort((x, y) -> x.path().compareTo(y.path()));
+        return out;
+    }
+
+    @Override
+    public void delete(Workspace ws, String path) {
+        WorkspaceFiles f = files.apply(ws);
+        String norm = PathResolver.normalize(path);
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("refusing to delete the workspace root; use the engine's cleanup");
+        }
+        requireWrite(access.apply(ws), norm);
+        f.delete(norm);
+    }
+
+    // ---- rules shared with InputStaging ----
+
+    ArtifactService requireArtifacts() {
+        if (artifacts == null) {
+            throw new UnsupportedCapabilityException("no ArtifactService is configured for this engine; "
+                    + "artifact:// inputs and saved outputs need one (builder().artifactService(...))");
+        }
+        return artifacts;
+    }
+
+    static void importInto(WorkspaceFiles f, ImportSource source, String dest, boolean readOnly) {
+        if (dest.equals(".")) {
+            throw new InvalidSpecException("cannot stage onto the workspace root itself; name a destination");
+        }
+        f.importTree(source, dest, readOnly);
+    }
+
+    static void requireRead(PathAccess a, String rel) {
+        if (!a.canRead(rel)) {
+            throw new PolicyViolationException("reading '" + rel + "' is denied by the workspace's access policy");
+        }
+    }
+
+    static void requireWrite(PathAccess a, String rel) {
+        if (!a.canWrite(rel)) {
+            throw new PolicyViolationException("writing '" + rel + "' is denied by the workspace's access policy");
+        }
+    }
+
+    /**
+     * An artifact name for a workspace path ({@link SafeNames#path}): characters outside the artifact name rules
+     * ({@code [A-Za-z0-9._-]} per segment) become {@code _}, so {@code out/q1 report.md} is saved as
+     * {@code out/q1_report.md}.
+     */
+    static String artifactName(String workspacePath) {
+        return SafeNames.path(workspacePath);
+    }
+
+    // ---- internals ----
+
+    /** The entry a path names with links inside the workspace followed; its path is the resolved one. */
+    private static FileEntry existing(WorkspaceFiles f, String norm) {
+        String real = f.resolve(norm);
+        return f.stat(real).orElseThrow(() -> new InvalidSpecException("'" + norm
+                + "' does not exist in the workspace"));
+    }
+
+    /**
+     * Checks, without creating anything, what a write will check: the target is not the root or a directory, no
+     * parent escapes, and the nearest existing parent is a directory. A link at the target itself is fine: the write
+     * replaces it.
+     */
+    private static void checkWritable(WorkspaceFiles f, String norm) {
+        if (norm.equals(".")) {
+            throw new InvalidSpecException("cannot write to the workspace root itself; name a file");
+        }
+        if (f.stat(norm).map(FileEntry::isDirectory).orElse(false)) {
+            throw new InvalidSpecException("'" + norm + "' is a directory");
+        }
+        String existing = f.resolve(parent(norm));
+        while (!existing.equals(".") && f.stat(existing).isEmpty()) {
+            existing = parent(existing);
+        }
+        if (!existing.equals(".") && !f.stat(existing).map(FileEntry::isDirectory).orElse(false)) {
+            throw new InvalidSpecException("'" + existing + "' is not a directory");
+        }
+    }
+
+    private static String parent(String norm) {
+        int slash = norm.lastIndexOf('/');
+        return slash < 0 ? "." : norm.substring(0, slash);
+    }
+
+    private static ArtifactRef saveArtifact(ArtifactService store, String name, FileRef f) {
+        try {
+            return store.save(name, f.content(), f.mimeType());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSpecException("cannot save '" + f.name() + "' as an artifact: " + e.getMessage());
+        }
+    }
+
+    /** Builder for {@link StandardWorkspaceFS}. */
+    public static final class Builder {
+        private Function<Workspace, WorkspaceFiles> files;
+        private List<Path> inputRoots = List.of();
+        private ArtifactService artifacts;
+        private Function<Workspace, PathAccess> access;
+
+        /**
+         * Required: the primitives of a workspace. Called once at the start of every operation; it validates that the
+         * workspace belongs to the engine and throws {@link dev.codeexec.engine.WorkspaceGoneException} when it no
+         * longer exists.
+         */
+        public Builder files(Function<Workspace, WorkspaceFiles> files) {
+            this.files = files;
+            return this;
+        }
+
+        /** Host directories from which host paths may be staged; default none. */
+        public Builder inputRoots(List<Path> inputRoots) {
+            this.inputRoots = List.copyOf(inputRoots);
+            return this;
+        }
+
+        /** The artifact store for {@code artifact://} inputs and saved outputs; default none. */
+        public Builder artifacts(ArtifactService artifacts) {
+            this.artifacts = artifacts;
+            return this;
+        }
+
+        /** Finer per-workspace access rules; default {@link PathAccess#ALLOW_ALL}. */
+        public Builder access(Function<Workspace, PathAccess> access) {
+            this.access = access;
+            return this;
+        }
+
+        /**
+         * @throws InvalidSpecException when an input root does not exist
+         */
+        public StandardWorkspaceFS build() {
+            return new StandardWorkspaceFS(this);
+        }
+    }
+}
