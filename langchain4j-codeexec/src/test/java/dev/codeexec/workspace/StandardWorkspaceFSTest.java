@@ -18,8 +18,10 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.workspace.spi.InMemoryWorkspaceFiles;
+import dev.codeexec.workspace.spi.WorkspaceFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -184,6 +186,25 @@ class StandardWorkspaceFSTest {
         assertThat(saved.files()).extracting(FileRef::savedAs).containsExactly("artifact://run/out/report.md@1");
         assertThatThrownBy(() -> fs.readFile(ws, "out", 0, 1)).isInstanceOf(InvalidSpecException.class)
                 .hasMessageContaining("is a directory");
+    }
+
+    @Test
+    void should_work_when_built_as_docs_workspace_md_shows() {
+        List<Path> inputRoots = List.of(inputRoot);
+        // tag::backend[]
+        WorkspaceFS fs = StandardWorkspaceFS.builder()
+                .files(ws -> filesOf(ws))           // throws WorkspaceGoneException when the workspace is gone
+                .inputRoots(inputRoots).artifacts(artifacts)
+                .build();
+        // end::backend[]
+
+        fs.putFiles(ws, List.of(PutFile.of("out/doc.txt", "doc")));
+        assertThat(fs.collect(ws, List.of("out/**"))).extracting(FileRef::contentAsString).containsExactly("doc");
+    }
+
+    /** The primitives of a workspace: here the in-memory fake, in a backend its own provider. */
+    private WorkspaceFiles filesOf(Workspace w) {
+        return new InMemoryWorkspaceFiles(store);
     }
 
     @Test
