@@ -203,6 +203,33 @@ class SandboxFilesystemIT extends AbstractSandboxIT {
     }
 
     @Test
+    void should_not_copy_or_list_hidden_files_through_the_file_operations() throws IOException {
+        try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("root3"))
+                .profile(PermissionProfile.workspaceWrite().withNoAccessGlobs("work/private/**")).build()) {
+            Workspace w = e.manager().createWorkspace("c", WorkspacePolicy.DEFAULT);
+            Path root = Path.of(w.path());
+            Files.createDirectories(root.resolve("work/private"));
+            Files.writeString(root.resolve("work/private/key.txt"), "TOKEN=" + secret);
+            e.fs().putFiles(w, List.of(PutFile.of("work/public/data.csv", "a,b\n")));
+
+            // Attack: a copy of the parent would carry the hidden file to a readable place.
+            assertThatThrownBy(() -> e.fs().stageInputs(w, List.of(InputSpec.of("workspace://work", "out/copy"))))
+                    .isInstanceOf(PolicyViolationException.class).hasMessageContaining("hide")
+                    .hasMessageNotContaining("key.txt");
+            assertThat(Files.exists(root.resolve("out/copy"), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
+            // Attack: listing the hidden file by name would tell its size.
+            assertThatThrownBy(() -> e.fs().list(w, "work/private/key.txt"))
+                    .isInstanceOf(PolicyViolationException.class);
+
+            // Positive control: a readable tree is copied and listed.
+            e.fs().stageInputs(w, List.of(InputSpec.of("workspace://work/public", "out/copy")));
+            assertThat(e.fs().readFile(w, "out/copy/data.csv", 0, 100).contentAsString()).isEqualTo("a,b\n");
+            assertThat(e.fs().list(w, "work/public/data.csv")).extracting(f -> f.path())
+                    .containsExactly("work/public/data.csv");
+        }
+    }
+
+    @Test
     void should_keep_workspace_read_only_when_read_only_profile() {
         try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("root2"))
                 .profile(PermissionProfile.readOnly()).build()) {

@@ -61,6 +61,7 @@ final class InputStaging {
                 if (files.stat(source).isEmpty()) {
                     throw new InvalidSpecException("'" + src + "' does not exist in the workspace");
                 }
+                requireAllReadable(files, access, src, source);
                 String dest = destination(in, lastSegment(src));
                 StandardWorkspaceFS.requireWrite(access, dest);
                 // Both what the destination names and the entry itself (a link there is replaced, not followed).
@@ -138,6 +139,29 @@ final class InputStaging {
     private static void requireOutside(String source, String target, String dest) {
         if (source.equals(".") || target.equals(source) || target.startsWith(source + "/")) {
             throw new InvalidSpecException("cannot stage into '" + dest + "': it lies inside the source being copied");
+        }
+    }
+
+    /**
+     * A copy must not carry hidden paths into view: with finer access rules (a sandbox's no-access paths), every
+     * entry under the source must be readable, else nothing is copied. The refusal names the source only, not what
+     * is hidden in it.
+     */
+    private static void requireAllReadable(WorkspaceFiles files, PathAccess access, String src, String source) {
+        if (access == PathAccess.ALLOW_ALL) {
+            return;
+        }
+        boolean[] hidden = {false};
+        files.walk(source, e -> {
+            if (!access.canRead(e.path())) {
+                hidden[0] = true;
+                return WorkspaceFiles.WalkAction.STOP;
+            }
+            return WorkspaceFiles.WalkAction.CONTINUE;
+        });
+        if (hidden[0]) {
+            throw new PolicyViolationException("'" + src + "' contains paths that the access rules hide, so it is not "
+                    + "copied; copy the readable files one by one");
         }
     }
 }

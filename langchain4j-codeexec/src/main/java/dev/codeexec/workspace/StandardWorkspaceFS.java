@@ -213,6 +213,7 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
             return out;
         }
         String norm = PathResolver.normalize(spec);
+        requireRead(access.apply(ws), norm);
         FileEntry e = existing(f, norm);
         if (!e.isDirectory()) {
             out.add(new FileInfo(norm, e.isFile() ? e.size() : 0, false));
