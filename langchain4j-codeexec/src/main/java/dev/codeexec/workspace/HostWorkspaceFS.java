@@ -42,8 +42,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
 
     private HostWorkspaceFS(Builder b) {
         this.hostPaths = Objects.requireNonNull(b.hostPaths, "hostPaths");
-        this.rules = StandardWorkspaceFS.builder().files(ws -> new HostWorkspaceFiles(resolver(ws)))
-                .inputRoots(b.inputRoots).artifacts(b.artifacts).access(b.access).build();
+        this.rules = b.rules.files(ws -> new HostWorkspaceFiles(resolver(ws))).build();
     }
 
     /** A builder; {@link Builder#hostPaths} is required. */
@@ -96,12 +95,10 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         rules.delete(ws, path);
     }
 
-    /** Builder for {@link HostWorkspaceFS}. */
+    /** Builder for {@link HostWorkspaceFS}: the host directories, and the rules' settings of {@link StandardWorkspaceFS}. */
     public static final class Builder {
         private Function<Workspace, Path> hostPaths;
-        private List<Path> inputRoots = List.of();
-        private ArtifactService artifacts;
-        private Function<Workspace, PathAccess> access;
+        private final StandardWorkspaceFS.Builder rules = StandardWorkspaceFS.builder();
 
         /** Required: maps a workspace to its host directory (and validates that it belongs to the engine). */
         public Builder hostPaths(Function<Workspace, Path> hostPaths) {
@@ -109,21 +106,21 @@ public final class HostWorkspaceFS implements WorkspaceFS {
             return this;
         }
 
-        /** Host directories from which host paths may be staged; default none. */
+        /** As {@link StandardWorkspaceFS.Builder#inputRoots}. */
         public Builder inputRoots(List<Path> inputRoots) {
-            this.inputRoots = List.copyOf(inputRoots);
+            rules.inputRoots(inputRoots);
             return this;
         }
 
-        /** The artifact store for {@code artifact://} inputs and saved outputs; default none. */
+        /** As {@link StandardWorkspaceFS.Builder#artifacts}. */
         public Builder artifacts(ArtifactService artifacts) {
-            this.artifacts = artifacts;
+            rules.artifacts(artifacts);
             return this;
         }
 
-        /** Finer per-workspace access rules; default {@link PathAccess#ALLOW_ALL}. */
+        /** As {@link StandardWorkspaceFS.Builder#access}. */
         public Builder access(Function<Workspace, PathAccess> access) {
-            this.access = access;
+            rules.access(access);
             return this;
         }
 
