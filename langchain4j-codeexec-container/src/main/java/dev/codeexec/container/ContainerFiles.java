@@ -242,10 +242,20 @@ final class ContainerFiles implements WorkspaceFiles {
                 }
                 return rest.toString();
             }
-            if (s.get().type() == EntryType.LINK) {
+            EntryType type = s.get().type();
+            if (type == EntryType.LINK) {
                 next = follow(next, s.get(), asked);
-            } else if (s.get().type() == EntryType.DIRECTORY) {
+                type = isLast ? EntryType.FILE : lstat(next).map(Stat::type).orElse(EntryType.OTHER);
+            }
+            if (type == EntryType.DIRECTORY) {
                 realDirs.put(next, true);
+            } else if (!isLast) {
+                // Nothing exists below a file: keep the rest as given (every lookup of it finds nothing).
+                StringBuilder rest = new StringBuilder(next);
+                for (int j = i + 1; j < segs.length; j++) {
+                    rest.append('/').append(segs[j]);
+                }
+                return rest.toString();
             }
             cur = next;
         }
@@ -332,6 +342,10 @@ final class ContainerFiles implements WorkspaceFiles {
     private static EntryType typeOf(TarArchiveEntry e) {
         if (e.isSymbolicLink()) {
             return EntryType.LINK;
+        }
+        if (e.isFIFO() || e.isCharacterDevice() || e.isBlockDevice() || e.isLink()) {
+            // A hard link entry is left as OTHER: its bytes are under another name of the archive.
+            return EntryType.OTHER;
         }
         if (e.isDirectory()) {
             return EntryType.DIRECTORY;

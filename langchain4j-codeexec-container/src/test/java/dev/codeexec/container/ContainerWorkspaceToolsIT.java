@@ -2,6 +2,7 @@ package dev.codeexec.container;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.langchain4j.AbstractWorkspaceToolsIT;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -16,5 +17,14 @@ class ContainerWorkspaceToolsIT extends AbstractWorkspaceToolsIT {
     @Override
     protected Engine createEngine() {
         return ContainerTesting.engine().inputRoots(List.of(inputRoot)).artifactService(artifacts).build();
+    }
+
+    /**
+     * Another workspace is another container: no path in this one leads to it. What a link planted to reach it can
+     * name is a path outside this workspace, which is what the shared scenarios need.
+     */
+    @Override
+    protected Path hostRootOf(String rel) {
+        return Path.of(ContainerWorkspaces.VOLUME, "another-workspace");
     }
 }
