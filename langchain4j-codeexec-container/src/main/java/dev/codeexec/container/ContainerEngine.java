@@ -106,7 +106,7 @@ public final class ContainerEngine extends AbstractEngine {
         Duration idle = b.poolIdle == null ? DEFAULT_POOL_IDLE : b.poolIdle;
         this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none", b.uid == null ? 0 : b.uid,
                 b.gid == null ? (b.uid == null ? 0 : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
-                (long) (cpus * 1e9), b.runtime, poolSize, idle);
+                (long) (cpus * 1e9), b.runtime, poolSize, idle, b.openFilesRlimit, b.processesRlimit);
         this.helperUser = settings.uid() + ":" + settings.gid();
         this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
         try {
@@ -329,6 +329,8 @@ public final class ContainerEngine extends AbstractEngine {
         private Integer poolSize;
         private Duration poolIdle;
         private boolean sweepLeftovers = true;
+        private Long openFilesRlimit;
+        private Long processesRlimit;
 
         private Builder() {
         }
@@ -409,6 +411,17 @@ public final class ContainerEngine extends AbstractEngine {
         public Builder warmPool(int size, Duration idle) {
             this.poolSize = size;
             this.poolIdle = idle;
+            return this;
+        }
+
+        /**
+         * The containers' own {@code RLIMIT_NOFILE} and {@code RLIMIT_NPROC} (soft and hard); default unset, the
+         * engine's defaults. Podman sets high defaults that a host with lower hard limits refuses ("error setting
+         * rlimits"): give values within the host's there. Per-run limits ({@code ResourceLimits}) only lower them.
+         */
+        public Builder containerRlimits(long openFiles, long processes) {
+            this.openFilesRlimit = openFiles;
+            this.processesRlimit = processes;
             return this;
         }
 

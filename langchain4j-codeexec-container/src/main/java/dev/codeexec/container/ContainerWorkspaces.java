@@ -5,6 +5,7 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
@@ -153,6 +154,16 @@ final class ContainerWorkspaces implements WorkspaceManager {
         }
         if (settings.nanoCpus() != null) {
             host.withNanoCPUs(settings.nanoCpus());
+        }
+        List<Ulimit> rlimits = new ArrayList<>();
+        if (settings.openFilesRlimit() != null) {
+            rlimits.add(new Ulimit("nofile", settings.openFilesRlimit(), settings.openFilesRlimit()));
+        }
+        if (settings.processesRlimit() != null) {
+            rlimits.add(new Ulimit("nproc", settings.processesRlimit(), settings.processesRlimit()));
+        }
+        if (!rlimits.isEmpty()) {
+            host.withUlimits(rlimits);
         }
         if (settings.runtime() != null) {
             host.withRuntime(settings.runtime());

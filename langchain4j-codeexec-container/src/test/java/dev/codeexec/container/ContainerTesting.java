@@ -30,8 +30,21 @@ final class ContainerTesting {
         Requirements.require(available, "a Docker engine with the image " + IMAGE);
     }
 
+    /** An engine on the test image; {@code CODEEXEC_CONTAINER_RUNTIME} picks another OCI runtime (runsc),
+     * {@code CODEEXEC_CONTAINER_RLIMITS} ({@code openFiles:processes}) sets the containers' rlimits. */
     static ContainerEngine.Builder engine() {
-        return ContainerEngine.builder().image(IMAGE);
+        ContainerEngine.Builder b = ContainerEngine.builder().image(IMAGE);
+        String runtime = System.getenv("CODEEXEC_CONTAINER_RUNTIME");
+        if (runtime != null && !runtime.isBlank()) {
+            b.runtime(runtime);
+        }
+        // "openFiles:processes", for Podman on a host whose hard limits are below Podman's defaults.
+        String rlimits = System.getenv("CODEEXEC_CONTAINER_RLIMITS");
+        if (rlimits != null && rlimits.contains(":")) {
+            String[] r = rlimits.split(":");
+            b.containerRlimits(Long.parseLong(r[0]), Long.parseLong(r[1]));
+        }
+        return b;
     }
 
     /** Containers labelled by the engine instance {@code engineId}. */
