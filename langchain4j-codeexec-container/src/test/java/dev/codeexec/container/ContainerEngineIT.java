@@ -58,7 +58,7 @@ class ContainerEngineIT {
     private static List<String> processesInContainer() {
         Execs.Result r = Execs.run(engine.docker(), engine.containerId(ws), "0:0", List.of("sh", "-c",
                 "for p in /proc/[0-9]*; do n=${p#/proc/}; [ \"$n\" = 1 ] || [ \"$n\" = $$ ] && continue; "
-                        + "c=$(tr '\\0' ' ' <\"$p/cmdline\" 2>/dev/null); s=$(sed -n 's/^State:\\s*//p' "
+                        + "c=$(tr '\\0\\n' '  ' <\"$p/cmdline\" 2>/dev/null); s=$(sed -n 's/^State:\\s*//p' "
                         + "\"$p/status\" 2>/dev/null); [ -n \"$c\" ] && echo \"$s|$c\"; done; true"));
         return Arrays.stream(r.stdout().split("\n")).filter(l -> !l.isBlank())
                 // The looking shell's own children (tr, sed) and PID 1's sleep are not a run's.
@@ -172,6 +172,26 @@ class ContainerEngineIT {
 
         assertThat(r.exitCode()).isZero();
         assertThat(processesInContainer()).as("processes left after the run").isEmpty();
+    }
+
+    @Test
+    void should_kill_a_timed_out_run_and_spare_a_session_of_the_same_workspace() {
+        try (dev.codeexec.engine.ProgramSession session = engine.interactive().orElseThrow().startProgram(ws,
+                RunProgramSpec.builder("cat").timeout(Duration.ofMinutes(2)).build())) {
+            RunResult r = sh("setsid sleep 3021 & sleep 3022", Duration.ofSeconds(1));
+
+            assertThat(r.timedOut()).isTrue();
+            List<String> left = processesInContainer();
+            assertThat(left).as("the timed-out run's processes").noneMatch(p -> p.contains("sleep 302"));
+            assertThat(left).as("the session's program").anyMatch(p -> p.endsWith("|cat "));
+            session.write("still here", true);
+            dev.codeexec.engine.ProgramPoll p = session.await(Duration.ofMillis(100), 0, 1000);
+            for (int i = 0; i < 600 && !p.output().contains("still here"); i++) {
+                p = session.await(Duration.ofMillis(100), 0, 1000);
+            }
+            assertThat(p.output()).isEqualTo("still here\n");
+        }
+        assertThat(processesInContainer()).as("after the session closed").isEmpty();
     }
 
     @Test
