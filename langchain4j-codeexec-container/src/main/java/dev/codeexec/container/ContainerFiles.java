@@ -593,7 +593,7 @@ final class ContainerFiles implements WorkspaceFiles {
         if (path.equals(".")) {
             throw new InvalidSpecException("cannot write the workspace root");
         }
-        String parent = ensureDirChecked(parentOf(path), path);
+        String parent = ensureDir(parentOf(path), path);
         String target = join(parent, nameOf(path));
         Optional<Stat> existing = lstat(target);
         if (existing.isPresent() && existing.get().type() == EntryType.DIRECTORY) {
@@ -616,11 +616,6 @@ final class ContainerFiles implements WorkspaceFiles {
             }
             throw e;
         }
-    }
-
-    /** {@link #ensureDir}, refusing a parent that is a file as an invalid request. */
-    private String ensureDirChecked(String rel, String asked) {
-        return ensureDir(rel, asked);
     }
 
     @Override

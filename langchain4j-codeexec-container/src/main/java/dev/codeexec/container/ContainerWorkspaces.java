@@ -98,13 +98,14 @@ final class ContainerWorkspaces implements WorkspaceManager {
                     + "(a volume has no size limit with Docker's local driver); refusing to create the workspace");
         }
         docker.requireReachable();
+        String id = SafeNames.label(execId, "ws", 40) + "-" + UUID.randomUUID().toString().substring(0, 8);
+        // A pooled container keeps its "pool" label (labels cannot change); the engine maps it to the workspace.
         WorkspaceContainer c = pool.pollFirst();
         if (c != null) {
             wakePool();
         } else {
-            c = create("ws");
+            c = create(id);
         }
-        String id = SafeNames.label(execId, "ws", 40) + "-" + UUID.randomUUID().toString().substring(0, 8);
         byWorkspace.put(id, c);
         LOG.debug("workspace {} in container {}", id, c.id.substring(0, 12));
         return new Workspace(id, ROOT);

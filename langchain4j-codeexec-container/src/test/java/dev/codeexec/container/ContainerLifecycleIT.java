@@ -26,9 +26,10 @@ class ContainerLifecycleIT {
     @Test
     void should_leave_no_container_after_close_even_with_open_workspaces() {
         ContainerEngine engine = ContainerTesting.engine().build();
-        engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
+        Workspace a = engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
         engine.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
-        assertThat(ContainerTesting.containersOf(engine.instanceId())).hasSize(2);
+        assertThat(ContainerTesting.containersOf(engine.instanceId())).hasSize(2)
+                .anySatisfy(c -> assertThat(c.getLabels()).containsEntry(ContainerWorkspaces.LABEL_WORKSPACE, a.id()));
 
         engine.close();
         engine.close();
