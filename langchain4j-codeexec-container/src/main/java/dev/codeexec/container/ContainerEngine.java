@@ -1,0 +1,438 @@
+package dev.codeexec.container;
+
+import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.ResourceLimit;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.workspace.PathResolver;
+import dev.codeexec.workspace.StandardWorkspaceFS;
+import dev.codeexec.workspace.WorkspaceLayout;
+import dev.codeexec.workspace.spi.EntryType;
+import dev.codeexec.workspace.spi.FileEntry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs programs in Docker (or Podman's Docker API) containers: one long-lived container per workspace, from an image
+ * the operator chooses, and one exec per run.
+ *
+ * <p><strong>The container is the boundary.</strong> Defaults: no network, every capability dropped,
+ * {@code no-new-privileges}, memory (no swap), CPU and process limits, the Docker socket never mounted. Optional: a
+ * non-root user, a read-only root file system (the workspace is a volume, {@code /tmp} a tmpfs), another OCI runtime
+ * (gVisor's {@code runsc}). What a container does not give: a kernel of its own (use {@code runsc} or a VM backend
+ * for that).
+ *
+ * <p>Each run: its environment is exactly the run's ({@code env -i}); its processes carry a group id of their own,
+ * so a timeout kills the whole tree inside the container, detached daemons included; leftovers are killed when the
+ * program exits; stdin reaches end of file; a run killed by the memory limit says so on stderr. Files move through
+ * the archive (tar) API.
+ *
+ * <pre>{@code
+ * try (ContainerEngine engine = ContainerEngine.builder().image("codeexec-python:bookworm").build()) {
+ *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
+ *     RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("python3").args("-c", "print(42)").build());
+ * }
+ * }</pre>
+ *
+ * <p>The image needs a POSIX {@code sh} and the basic utilities ({@code env}, {@code head}, {@code mkfifo},
+ * {@code mv}, {@code rm}, {@code find}); it is never pulled: build or load it on the engine.
+ */
+public final class ContainerEngine extends AbstractEngine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ContainerEngine.class);
+
+    /** The default memory limit of a workspace container: {@value} bytes (512 MiB), no swap. */
+    public static final long DEFAULT_MEMORY_BYTES = 512L << 20;
+    /** The default process limit of a workspace container: {@value}. */
+    public static final int DEFAULT_PROCESSES = 256;
+    /** The default CPU share of a workspace container: {@value} CPUs. */
+    public static final double DEFAULT_CPUS = 1.0;
+    /** The default idle time of a pooled container before it is replaced: 10 minutes. */
+    public static final Duration DEFAULT_POOL_IDLE = Duration.ofMinutes(10);
+
+    /** Group ids of runs start above this, far from any group of an image. */
+    private static final long GID_BASE = 1_000_000L;
+
+    private final DockerConnection docker;
+    private final ContainerSettings settings;
+    private final ContainerWorkspaces workspaces;
+    private final StandardWorkspaceFS fs;
+    private final Capabilities capabilities;
+    private final String engineId = UUID.randomUUID().toString();
+    private final AtomicLong nextGid = new AtomicLong(GID_BASE + ThreadLocalRandom.current().nextLong(1_000_000_000L));
+    private final String helperUser;
+
+    private ContainerEngine(Builder b) {
+        super("ContainerEngine", b, ShellEnvironmentPolicy.sandboxDefault(), limits(b));
+        if (b.image == null || b.image.isBlank()) {
+            throw new InvalidSpecException("image must be set: the operator chooses the workspace image");
+        }
+        long mem = b.memoryBytes == null ? DEFAULT_MEMORY_BYTES : b.memoryBytes;
+        long pids = b.processes == null ? DEFAULT_PROCESSES : b.processes;
+        double cpus = b.cpus == null ? DEFAULT_CPUS : b.cpus;
+        if (mem < (6L << 20)) {
+            throw new InvalidSpecException("memoryBytes (" + mem + ") must be at least 6 MiB (Docker's minimum)");
+        }
+        if (pids < 8) {
+            throw new InvalidSpecException("processes (" + pids + ") must be at least 8");
+        }
+        if (cpus <= 0) {
+            throw new InvalidSpecException("cpus (" + cpus + ") must be positive");
+        }
+        int poolSize = b.poolSize == null ? 0 : b.poolSize;
+        if (poolSize < 0) {
+            throw new InvalidSpecException("poolSize (" + poolSize + ") must not be negative");
+        }
+        Duration idle = b.poolIdle == null ? DEFAULT_POOL_IDLE : b.poolIdle;
+        this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none", b.uid == null ? 0 : b.uid,
+                b.gid == null ? (b.uid == null ? 0 : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
+                (long) (cpus * 1e9), b.runtime, poolSize, idle, b.openFilesRlimit, b.processesRlimit);
+        this.helperUser = settings.uid() + ":" + settings.gid();
+        this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
+        try {
+            docker.requireReachable();
+            this.workspaces = new ContainerWorkspaces(docker, settings, engineId);
+            if (b.sweepLeftovers) {
+                workspaces.sweepLeftovers();
+            }
+        } catch (RuntimeException e) {
+            docker.close();
+            throw e;
+        }
+        this.fs = StandardWorkspaceFS.builder().files(ws -> files(ws)).inputRoots(inputRoots())
+                .artifacts(artifactStore()).build();
+        this.capabilities = Capabilities.builder()
+                .isolation(Isolation.CONTAINER)
+                .networkAllowed(b.network)
+                .readOnlyMount(false)
+                .streaming(true)
+                .supportsCleanEnv(true)
+                .interactive(true)
+                .enforcedLimits(EnumSet.allOf(ResourceLimit.class))
+                .maxDiskBytes(false)
+                .build();
+        if (b.network) {
+            LOG.warn("ContainerEngine: workspace containers get a network (bridge); programs can reach it");
+        }
+        LOG.info("ContainerEngine {} on image {} (network {}, memory {} bytes, {} processes, {} CPUs)",
+                engineId.substring(0, 8), settings.image(), settings.network(), mem, pids, cpus);
+    }
+
+    private static ResourceLimits limits(Builder b) {
+        return ResourceLimits.builder()
+                .memoryBytes(b.memoryBytes == null ? DEFAULT_MEMORY_BYTES : b.memoryBytes)
+                .maxProcesses(b.processes == null ? DEFAULT_PROCESSES : b.processes)
+                .build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return "container";
+    }
+
+    @Override
+    public WorkspaceManager manager() {
+        return workspaces;
+    }
+
+    @Override
+    public WorkspaceFS fs() {
+        return fs;
+    }
+
+    @Override
+    public Capabilities describe() {
+        return capabilities;
+    }
+
+    /** This engine instance's id, the value of the {@code dev.codeexec.engine} label on its containers. */
+    public String instanceId() {
+        return engineId;
+    }
+
+    /**
+     * Removes workspace containers that crashed processes on this host left behind (labelled, created before this
+     * engine, by a process that is gone). Runs at start unless {@link Builder#sweepLeftovers(boolean)} is off.
+     *
+     * @return how many were removed
+     */
+    public int sweepLeftovers() {
+        requireOpen();
+        return workspaces.sweepLeftovers();
+    }
+
+    /** How many pre-started containers wait in the warm pool now. */
+    public int pooledContainers() {
+        return workspaces.pooled();
+    }
+
+    ContainerFiles files(Workspace ws) {
+        WorkspaceContainer c = workspaces.container(ws);
+        return new ContainerFiles(docker, docker.controlHttp(), c.id, ContainerWorkspaces.ROOT, helperUser,
+                settings.uid(), settings.gid());
+    }
+
+    /** The container id of a workspace (for tests and operators). */
+    String containerId(Workspace ws) {
+        return workspaces.container(ws).id;
+    }
+
+    DockerConnection docker() {
+        return docker;
+    }
+
+    @Override
+    protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        ResourceLimits limits = limitsFor(spec);
+        WorkspaceContainer c = workspaces.container(ws);
+        if (spec.cmd().contains("=")) {
+            throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
+        }
+        String cwdRel = PathResolver.normalize(spec.cwd());
+        String cwd = ContainerWorkspaces.ROOT;
+        if (!cwdRel.equals(".")) {
+            ContainerFiles files = files(ws);
+            String resolved = files.resolve(cwdRel);
+            FileEntry e = files.stat(resolved).orElse(null);
+            if (e == null || e.type() != EntryType.DIRECTORY) {
+                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
+            }
+            cwd = ContainerWorkspaces.ROOT + "/" + resolved;
+        }
+        String runDir = WorkspaceLayout.newRunDir();
+        Map<String, String> env = environment().forRun(spec,
+                RunEnvironment.runtimeVariables(ContainerWorkspaces.ROOT, runDir, true));
+        long gid = nextGid.incrementAndGet();
+        String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
+                ContainerWorkspaces.ROOT + "/" + runDir, Long.toString(gid), cwd, ulimits(limits),
+                Long.toString(Objects.requireNonNullElse(limits.memoryBytes(), settings.memoryBytes())),
+                "env", "-i"));
+        env.forEach((k, v) -> argv.add(k + "=" + v));
+        argv.add(spec.cmd());
+        argv.addAll(spec.args());
+        applyContainerLimits(c, limits);
+        ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control);
+        ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
+                spec.outputListener());
+        return new PreparedRun(channel, launch) {
+            @Override
+            public void release() {
+                if (c.activeRuns.decrementAndGet() == 0) {
+                    restoreContainerLimits(c);
+                }
+            }
+        };
+    }
+
+    /** CPU seconds, open files and file size (512-byte blocks) for the wrapper's {@code ulimit}; {@code -} = none. */
+    private static String ulimits(ResourceLimits l) {
+        String t = l.cpuTime() == null ? "-" : Long.toString(Math.max(1, (l.cpuTime().toMillis() + 999) / 1000));
+        String n = l.maxOpenFiles() == null ? "-" : Integer.toString(l.maxOpenFiles());
+        String f = l.maxFileBytes() == null ? "-" : Long.toString(Math.max(1, (l.maxFileBytes() + 511) / 512));
+        return t + " " + n + " " + f;
+    }
+
+    /**
+     * Memory and processes are the container's limits: a run asking for other values gets them applied to its
+     * workspace's container for as long as it runs (runs overlapping in one workspace share them).
+     */
+    private void applyContainerLimits(WorkspaceContainer c, ResourceLimits limits) {
+        synchronized (c) {
+            c.activeRuns.incrementAndGet();
+            Long mem = limits.memoryBytes() == null ? settings.memoryBytes() : limits.memoryBytes();
+            Long pids = limits.maxProcesses() == null ? settings.pids() : (long) limits.maxProcesses();
+            if (!Objects.equals(mem, c.memoryBytes()) || !Objects.equals(pids, c.pids())) {
+                try {
+                    update(c, mem, pids);
+                } catch (RuntimeException e) {
+                    c.activeRuns.decrementAndGet();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private void restoreContainerLimits(WorkspaceContainer c) {
+        synchronized (c) {
+            if (c.activeRuns.get() == 0 && (!Objects.equals(settings.memoryBytes(), c.memoryBytes())
+                    || !Objects.equals(settings.pids(), c.pids()))) {
+                try {
+                    update(c, settings.memoryBytes(), settings.pids());
+                } catch (RuntimeException e) {
+                    LOG.warn("could not restore a workspace container's limits: {}", e.getMessage());
+                }
+            }
+        }
+    }
+
+    private void update(WorkspaceContainer c, Long mem, Long pids) {
+        try {
+            docker.control().updateContainerCmd(c.id).withMemory(mem).withMemorySwap(mem).exec();
+            docker.control().updateContainerCmd(c.id).withPidsLimit(pids).exec();
+            c.limits(mem, pids);
+        } catch (RuntimeException e) {
+            throw docker.translate(e, "apply the run's memory and process limits");
+        }
+    }
+
+    @Override
+    protected void closeBackend() {
+        RuntimeException failure = attempt(null, workspaces::close);
+        failure = attempt(failure, docker::close);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * Builder for {@link ContainerEngine}. The image is required (the operator's choice, never the model's); the
+     * environment policy defaults to {@link ShellEnvironmentPolicy#sandboxDefault()}.
+     */
+    public static final class Builder extends EngineBuilder<Builder> {
+        private String image;
+        private String dockerHost;
+        private String certPath;
+        private Boolean tlsVerify;
+        private boolean network;
+        private Integer uid;
+        private Integer gid;
+        private boolean readOnlyRootFilesystem;
+        private Long memoryBytes;
+        private Integer processes;
+        private Double cpus;
+        private String runtime;
+        private Integer poolSize;
+        private Duration poolIdle;
+        private boolean sweepLeftovers = true;
+        private Long openFilesRlimit;
+        private Long processesRlimit;
+
+        private Builder() {
+        }
+
+        /** The workspace image, present on the engine (never pulled); required. */
+        public Builder image(String image) {
+            this.image = image;
+            return this;
+        }
+
+        /**
+         * The engine's endpoint ({@code unix:///var/run/docker.sock}, {@code tcp://host:2376}); default
+         * {@code DOCKER_HOST}, else the local socket.
+         */
+        public Builder dockerHost(String dockerHost) {
+            this.dockerHost = dockerHost;
+            return this;
+        }
+
+        /**
+         * Client certificates for TCP with TLS: a directory with {@code ca.pem}, {@code cert.pem}, {@code key.pem};
+         * default {@code DOCKER_CERT_PATH}. Turns TLS verification on.
+         */
+        public Builder tls(String certPath) {
+            this.certPath = certPath;
+            this.tlsVerify = true;
+            return this;
+        }
+
+        /** Gives containers a network (Docker's bridge); default false: no network at all. */
+        public Builder network(boolean network) {
+            this.network = network;
+            return this;
+        }
+
+        /** Runs programs as this numeric user (and group); default root (uid 0) without capabilities. */
+        public Builder user(int uid, int gid) {
+            this.uid = uid;
+            this.gid = gid;
+            return this;
+        }
+
+        /** A read-only root file system (the workspace is a volume, {@code /tmp} a tmpfs); default false. */
+        public Builder readOnlyRootFilesystem(boolean readOnly) {
+            this.readOnlyRootFilesystem = readOnly;
+            return this;
+        }
+
+        /** The memory limit of each workspace container, no swap; default {@value #DEFAULT_MEMORY_BYTES}. */
+        public Builder memoryBytes(long memoryBytes) {
+            this.memoryBytes = memoryBytes;
+            return this;
+        }
+
+        /** The process limit of each workspace container; default {@value #DEFAULT_PROCESSES}. */
+        public Builder processes(int processes) {
+            this.processes = processes;
+            return this;
+        }
+
+        /** The CPUs of each workspace container; default {@value #DEFAULT_CPUS}. */
+        public Builder cpus(double cpus) {
+            this.cpus = cpus;
+            return this;
+        }
+
+        /** The OCI runtime ({@code runsc} for gVisor); default the engine's ({@code runc}). */
+        public Builder runtime(String runtime) {
+            this.runtime = runtime;
+            return this;
+        }
+
+        /**
+         * Keeps {@code size} containers pre-started so that a workspace starts without waiting; each is handed to one
+         * workspace only and removed with it. Pooled containers idle longer than {@code idle} are replaced. Default
+         * 0 (no pool), idle 10 minutes.
+         */
+        public Builder warmPool(int size, Duration idle) {
+            this.poolSize = size;
+            this.poolIdle = idle;
+            return this;
+        }
+
+        /**
+         * The containers' own {@code RLIMIT_NOFILE} and {@code RLIMIT_NPROC} (soft and hard); default unset, the
+         * engine's defaults. Podman sets high defaults that a host with lower hard limits refuses ("error setting
+         * rlimits"): give values within the host's there. Per-run limits ({@code ResourceLimits}) only lower them.
+         */
+        public Builder containerRlimits(long openFiles, long processes) {
+            this.openFilesRlimit = openFiles;
+            this.processesRlimit = processes;
+            return this;
+        }
+
+        /** Removes containers left by crashed processes when the engine starts; default true. */
+        public Builder sweepLeftovers(boolean sweep) {
+            this.sweepLeftovers = sweep;
+            return this;
+        }
+
+        public ContainerEngine build() {
+            return new ContainerEngine(this);
+        }
+    }
+}

@@ -1,0 +1,390 @@
+package dev.codeexec.container;
+
+import com.github.dockerjava.api.command.CreateContainerResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Ulimit;
+import com.github.dockerjava.api.model.Volume;
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.workspace.SafeNames;
+import dev.codeexec.workspace.WorkspaceLayout;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Workspace containers: creation with the hardened settings, the labels that let leftovers be found, cleanup, the
+ * sweeper of containers a crashed process left, and the warm pool.
+ *
+ * <p>Every container carries {@link #LABEL_OWNER}, {@link #LABEL_ENGINE} (this engine instance), {@link #LABEL_WORKSPACE}
+ * (the workspace id, or {@code pool} for a pooled one), {@link #LABEL_CREATED}, and the creating process
+ * ({@link #LABEL_HOST}, {@link #LABEL_PID}), so {@code docker ps --filter label=dev.codeexec.owner} finds them all.
+ */
+final class ContainerWorkspaces implements WorkspaceManager {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ContainerWorkspaces.class);
+
+    static final String LABEL_OWNER = "dev.codeexec.owner";
+    static final String LABEL_ENGINE = "dev.codeexec.engine";
+    static final String LABEL_WORKSPACE = "dev.codeexec.workspace";
+    static final String LABEL_CREATED = "dev.codeexec.created";
+    static final String LABEL_HOST = "dev.codeexec.host";
+    static final String LABEL_PID = "dev.codeexec.pid";
+
+    /** Where the workspace volume is mounted; the workspace and the runs' control files live on it. */
+    static final String VOLUME = "/codeexec";
+    /** The workspace root inside every container. */
+    static final String ROOT = VOLUME + "/workspace";
+    /** The runs' control directories (pid, stdin FIFO), outside the workspace. */
+    static final String CONTROL = VOLUME + "/control";
+
+    private final DockerConnection docker;
+    private final ContainerSettings settings;
+    private final String engineId;
+    private final Instant engineStarted = Instant.now();
+    private final Map<String, WorkspaceContainer> byWorkspace = new ConcurrentHashMap<>();
+    private final Deque<WorkspaceContainer> pool = new ConcurrentLinkedDeque<>();
+    private final ScheduledExecutorService poolFiller;
+    private volatile boolean closed;
+
+    ContainerWorkspaces(DockerConnection docker, ContainerSettings settings, String engineId) {
+        this.docker = docker;
+        this.settings = settings;
+        this.engineId = engineId;
+        if (settings.poolSize() > 0) {
+            this.poolFiller = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "codeexec-container-pool-" + engineId.substring(0, 8));
+                t.setDaemon(true);
+                return t;
+            });
+            long period = Math.max(1000, settings.poolIdle().toMillis() / 2);
+            poolFiller.scheduleWithFixedDelay(this::tendPool, 0, period, TimeUnit.MILLISECONDS);
+        } else {
+            this.poolFiller = null;
+        }
+    }
+
+    @Override
+    public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
+        if (policy != null && policy.maxDiskBytes() > 0) {
+            throw new UnsupportedCapabilityException("ContainerEngine cannot enforce WorkspacePolicy.maxDiskBytes "
+                    + "(a volume has no size limit with Docker's local driver); refusing to create the workspace");
+        }
+        docker.requireReachable();
+        String id = SafeNames.label(execId, "ws", 40) + "-" + UUID.randomUUID().toString().substring(0, 8);
+        // A pooled container keeps its "pool" label (labels cannot change); the engine maps it to the workspace.
+        WorkspaceContainer c = pool.pollFirst();
+        if (c != null) {
+            wakePool();
+        } else {
+            c = create(id);
+        }
+        byWorkspace.put(id, c);
+        LOG.debug("workspace {} in container {}", id, c.id.substring(0, 12));
+        return new Workspace(id, ROOT);
+    }
+
+    /** The container of a workspace of this engine. */
+    WorkspaceContainer container(Workspace ws) {
+        WorkspaceContainer c = byWorkspace.get(ws.id());
+        if (c == null) {
+            throw new WorkspaceGoneException("workspace '" + ws.id() + "' is not a live workspace of this engine");
+        }
+        return c;
+    }
+
+    @Override
+    public void cleanup(Workspace ws) {
+        WorkspaceContainer c = byWorkspace.remove(ws.id());
+        if (c != null) {
+            remove(c.id);
+        }
+    }
+
+    /** Creates and starts one container with the standard layout. */
+    private WorkspaceContainer create(String workspaceLabel) {
+        Map<String, String> labels = new HashMap<>();
+        labels.put(LABEL_OWNER, "langchain4j-codeexec");
+        labels.put(LABEL_ENGINE, engineId);
+        labels.put(LABEL_WORKSPACE, workspaceLabel);
+        labels.put(LABEL_CREATED, Long.toString(System.currentTimeMillis()));
+        labels.put(LABEL_HOST, hostName());
+        labels.put(LABEL_PID, Long.toString(ProcessHandle.current().pid()));
+        HostConfig host = HostConfig.newHostConfig()
+                .withNetworkMode(settings.network())
+                .withCapDrop(Capability.ALL)
+                .withSecurityOpts(List.of("no-new-privileges"))
+                .withPrivileged(false)
+                .withReadonlyRootfs(settings.readOnlyRootFilesystem())
+                .withInit(false);
+        if (settings.readOnlyRootFilesystem()) {
+            host.withTmpFs(Map.of("/tmp", "rw,nosuid,nodev,size=64m"));
+        }
+        if (settings.memoryBytes() != null) {
+            host.withMemory(settings.memoryBytes()).withMemorySwap(settings.memoryBytes());
+        }
+        if (settings.pids() != null) {
+            host.withPidsLimit(settings.pids());
+        }
+        if (settings.nanoCpus() != null) {
+            host.withNanoCPUs(settings.nanoCpus());
+        }
+        List<Ulimit> rlimits = new ArrayList<>();
+        if (settings.openFilesRlimit() != null) {
+            rlimits.add(new Ulimit("nofile", settings.openFilesRlimit(), settings.openFilesRlimit()));
+        }
+        if (settings.processesRlimit() != null) {
+            rlimits.add(new Ulimit("nproc", settings.processesRlimit(), settings.processesRlimit()));
+        }
+        if (!rlimits.isEmpty()) {
+            host.withUlimits(rlimits);
+        }
+        if (settings.runtime() != null) {
+            host.withRuntime(settings.runtime());
+        }
+        String id = null;
+        try {
+            CreateContainerResponse r = docker.control().createContainerCmd(settings.image())
+                    .withName("codeexec-" + engineId.substring(0, 8) + "-" + UUID.randomUUID().toString()
+                            .substring(0, 12))
+                    .withLabels(labels)
+                    .withCmd("sh", "-c", ExecScripts.INIT)
+                    .withEntrypoint(List.of())
+                    .withUser(settings.uid() + ":" + settings.gid())
+                    .withWorkingDir("/")
+                    .withEnv(List.of())
+                    .withNetworkDisabled("none".equals(settings.network()))
+                    .withVolumes(new Volume(VOLUME))
+                    .withHostConfig(host)
+                    .exec();
+            id = r.getId();
+            docker.control().startContainerCmd(id).exec();
+            putLayout(id);
+            return new WorkspaceContainer(id, Instant.now(), settings.memoryBytes(), settings.pids());
+        } catch (NotFoundException e) {
+            removeQuietly(id);
+            throw new BackendUnavailableException("the workspace image '" + settings.image() + "' is not present "
+                    + "on the Docker engine; build or load it there (the engine never pulls)", e);
+        } catch (RuntimeException e) {
+            removeQuietly(id);
+            throw docker.translate(e, "create a workspace container");
+        }
+    }
+
+    /** The workspace layout and the control directory, owned by the workspace user, in one archive. */
+    private void putLayout(String id) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
+            List<String> dirs = new ArrayList<>();
+            dirs.add("workspace");
+            for (String d : WorkspaceLayout.DIRECTORIES) {
+                dirs.add("workspace/" + d);
+            }
+            dirs.add("control");
+            for (String d : dirs) {
+                TarArchiveEntry e = new TarArchiveEntry(d + "/", TarArchiveEntry.LF_DIR);
+                e.setMode(040000 | (d.equals("control") ? 0700 : 0755));
+                e.setIds(settings.uid(), settings.gid());
+                e.setModTime(System.currentTimeMillis());
+                tar.putArchiveEntry(e);
+                tar.closeArchiveEntry();
+            }
+            tar.finish();
+        } catch (IOException e) {
+            throw new CodeExecException("could not build the workspace layout", e);
+        }
+        docker.control().copyArchiveToContainerCmd(id).withRemotePath(VOLUME)
+                .withTarInputStream(new ByteArrayInputStream(bytes.toByteArray())).exec();
+    }
+
+    /** Removes a container with its anonymous volume; a missing one is fine. */
+    void remove(String id) {
+        try {
+            docker.control().removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
+        } catch (NotFoundException e) {
+            // Already gone.
+        } catch (RuntimeException e) {
+            throw docker.translate(e, "remove a workspace container");
+        }
+    }
+
+    private void removeQuietly(String id) {
+        if (id != null) {
+            try {
+                remove(id);
+            } catch (RuntimeException e) {
+                LOG.warn("could not remove a container after a failed start: {}", e.getMessage());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ warm pool
+
+    private void wakePool() {
+        if (poolFiller != null && !closed) {
+            poolFiller.execute(this::tendPool);
+        }
+    }
+
+    /** Drops pooled containers idle longer than the idle time, then fills the pool up to its size. */
+    private synchronized void tendPool() {
+        if (closed) {
+            return;
+        }
+        try {
+            Instant oldest = Instant.now().minus(settings.poolIdle());
+            for (WorkspaceContainer c : List.copyOf(pool)) {
+                if (c.created.isBefore(oldest) && pool.remove(c)) {
+                    remove(c.id);
+                }
+            }
+            while (!closed && pool.size() < settings.poolSize()) {
+                pool.addLast(create("pool"));
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("could not fill the warm pool of workspace containers: {}", e.getMessage());
+        }
+    }
+
+    /** Pooled containers ready now (for tests and metrics). */
+    int pooled() {
+        return pool.size();
+    }
+
+    // ------------------------------------------------------------------ sweeper
+
+    /**
+     * Removes containers that other engine instances created before this one started and whose creating process is
+     * no longer alive on this host (a crashed JVM). Containers of live processes, of other hosts with no way to tell,
+     * and of this engine are left alone.
+     *
+     * @return how many were removed
+     */
+    int sweepLeftovers() {
+        List<Container> found;
+        try {
+            found = docker.control().listContainersCmd().withShowAll(true)
+                    .withLabelFilter(Map.of(LABEL_OWNER, "langchain4j-codeexec")).exec();
+        } catch (RuntimeException e) {
+            throw docker.translate(e, "list workspace containers");
+        }
+        int removed = 0;
+        String here = hostName();
+        for (Container c : found) {
+            Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
+            if (engineId.equals(l.get(LABEL_ENGINE))) {
+                continue;
+            }
+            long created = parse(l.get(LABEL_CREATED), c.getCreated() * 1000);
+            if (created >= engineStarted.toEpochMilli()) {
+                continue;
+            }
+            boolean creatorAlive = here.equals(l.get(LABEL_HOST)) && Optional.ofNullable(l.get(LABEL_PID))
+                    .map(p -> parse(p, -1)).filter(p -> p > 0).flatMap(ProcessHandle::of)
+                    .map(ProcessHandle::isAlive).orElse(false);
+            if (creatorAlive || !here.equals(l.get(LABEL_HOST))) {
+                continue;
+            }
+            try {
+                remove(c.getId());
+                removed++;
+            } catch (RuntimeException e) {
+                LOG.warn("could not remove a leftover workspace container: {}", e.getMessage());
+            }
+        }
+        if (removed > 0) {
+            LOG.info("removed {} workspace container(s) left by a process that is gone", removed);
+        }
+        return removed;
+    }
+
+    private static long parse(String s, long fallback) {
+        try {
+            return s == null ? fallback : Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    /** Removes every container of this engine: workspaces and the pool. */
+    void close() {
+        closed = true;
+        if (poolFiller != null) {
+            poolFiller.shutdownNow();
+            try {
+                poolFiller.awaitTermination(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        RuntimeException failure = null;
+        List<String> ids = new ArrayList<>();
+        byWorkspace.values().forEach(c -> ids.add(c.id));
+        byWorkspace.clear();
+        pool.forEach(c -> ids.add(c.id));
+        pool.clear();
+        try {
+            docker.control().listContainersCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_ENGINE, engineId))
+                    .exec().forEach(c -> {
+                        if (!ids.contains(c.getId())) {
+                            ids.add(c.getId());
+                        }
+                    });
+        } catch (RuntimeException e) {
+            failure = docker.translate(e, "list this engine's containers");
+        }
+        for (String id : ids) {
+            try {
+                remove(id);
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    Duration uptime() {
+        return Duration.between(engineStarted, Instant.now());
+    }
+}

@@ -1,0 +1,57 @@
+package dev.codeexec.container;
+
+import com.github.dockerjava.api.model.Container;
+import dev.codeexec.testing.Requirements;
+import java.util.List;
+import java.util.Map;
+
+/** What the container tests need: a Docker engine that answers and the test image on it (never pulled). */
+final class ContainerTesting {
+
+    /** The image {@code scripts/lib/provision.sh} builds from Debian packages. */
+    static final String IMAGE = System.getenv().getOrDefault("CODEEXEC_TEST_IMAGE", "codeexec-python:bookworm");
+
+    private static Boolean available;
+
+    private ContainerTesting() {
+    }
+
+    /** Skips (or fails in strict mode) without a Docker engine and the test image. */
+    static synchronized void requireDocker() {
+        if (available == null) {
+            try (DockerConnection d = DockerConnection.open(null, null, null)) {
+                d.requireReachable();
+                d.control().inspectImageCmd(IMAGE).exec();
+                available = true;
+            } catch (RuntimeException e) {
+                available = false;
+            }
+        }
+        Requirements.require(available, "a Docker engine with the image " + IMAGE);
+    }
+
+    /** An engine on the test image; {@code CODEEXEC_CONTAINER_RUNTIME} picks another OCI runtime (runsc),
+     * {@code CODEEXEC_CONTAINER_RLIMITS} ({@code openFiles:processes}) sets the containers' rlimits. */
+    static ContainerEngine.Builder engine() {
+        ContainerEngine.Builder b = ContainerEngine.builder().image(IMAGE);
+        String runtime = System.getenv("CODEEXEC_CONTAINER_RUNTIME");
+        if (runtime != null && !runtime.isBlank()) {
+            b.runtime(runtime);
+        }
+        // "openFiles:processes", for Podman on a host whose hard limits are below Podman's defaults.
+        String rlimits = System.getenv("CODEEXEC_CONTAINER_RLIMITS");
+        if (rlimits != null && rlimits.contains(":")) {
+            String[] r = rlimits.split(":");
+            b.containerRlimits(Long.parseLong(r[0]), Long.parseLong(r[1]));
+        }
+        return b;
+    }
+
+    /** Containers labelled by the engine instance {@code engineId}. */
+    static List<Container> containersOf(String engineId) {
+        try (DockerConnection d = DockerConnection.open(null, null, null)) {
+            return d.control().listContainersCmd().withShowAll(true)
+                    .withLabelFilter(Map.of(ContainerWorkspaces.LABEL_ENGINE, engineId)).exec();
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.codeexec.container;
+
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.workspace.spi.WorkspaceFiles;
+import dev.codeexec.workspace.spi.WorkspaceFilesContractTest;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The file primitives over the archive API, against a real workspace container. Links are planted and the outside
+ * checked with helper execs (argv, no shell line): the "outside" is a directory of the same container beside the
+ * workspace, the closest a program could get.
+ */
+class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
+
+    private static final String OUTSIDE = ContainerWorkspaces.VOLUME + "/outside";
+
+    private static ContainerEngine engine;
+    private Workspace ws;
+
+    @BeforeAll
+    static void startEngine() {
+        ContainerTesting.requireDocker();
+        engine = ContainerTesting.engine().build();
+    }
+
+    @AfterAll
+    static void closeEngine() {
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    private Execs.Result exec(String... argv) {
+        return Execs.run(engine.docker(), engine.containerId(ws), "0:0", List.of(argv));
+    }
+
+    @Override
+    protected void createWorkspace() {
+        ws = engine.manager().createWorkspace("files", WorkspacePolicy.DEFAULT);
+        exec("sh", "-c", "mkdir -p \"$1/dir\" && printf secret >\"$1/file\" && printf secret >\"$1/dir/secret.txt\"",
+                "sh", OUTSIDE);
+    }
+
+    @Override
+    protected void releaseWorkspace() {
+        if (ws != null) {
+            engine.manager().cleanup(ws);
+        }
+    }
+
+    @Override
+    protected WorkspaceFiles files() {
+        return engine.files(ws);
+    }
+
+    @Override
+    protected void createLink(String path, String target) {
+        String to = switch (target) {
+            case OUTSIDE_FILE -> OUTSIDE + "/file";
+            case OUTSIDE_DIR -> OUTSIDE + "/dir";
+            case MISSING -> ContainerWorkspaces.ROOT + "/no/such/thing";
+            default -> ContainerWorkspaces.ROOT + "/" + target;
+        };
+        String at = ContainerWorkspaces.ROOT + "/" + path;
+        Execs.Result r = exec("sh", "-c", "mkdir -p \"$(dirname \"$2\")\" && ln -sfn \"$1\" \"$2\"", "sh", to, at);
+        if (!r.ok()) {
+            throw new IllegalStateException("could not create a link: " + r.stderr());
+        }
+    }
+
+    @Override
+    protected boolean outsideIntact() {
+        Execs.Result r = exec("sh", "-c", "cat \"$1/file\"; echo; cat \"$1/dir/secret.txt\"; echo; ls -A \"$1\" \"$1/dir\"",
+                "sh", OUTSIDE);
+        return r.ok() && r.stdout().equals("secret\nsecret\n" + OUTSIDE + ":\ndir\nfile\n\n" + OUTSIDE
+                + "/dir:\nsecret.txt\n");
+    }
+
+    @Override
+    protected void removeWorkspace() {
+        engine.docker().control().removeContainerCmd(engine.containerId(ws)).withForce(true).withRemoveVolumes(true)
+                .exec();
+    }
+
+    @Override
+    protected String location() {
+        return ContainerWorkspaces.VOLUME;
+    }
+
+    @Override
+    protected boolean supportsSpecialFiles() {
+        return true;
+    }
+
+    @Override
+    protected void createFifo(String path) {
+        exec("mkfifo", ContainerWorkspaces.ROOT + "/" + path);
+    }
+}

@@ -1,0 +1,30 @@
+package dev.codeexec.container;
+
+import dev.codeexec.engine.Engine;
+import dev.codeexec.langchain4j.AbstractWorkspaceToolsIT;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The workspace tools end to end on real workspace containers. */
+class ContainerWorkspaceToolsIT extends AbstractWorkspaceToolsIT {
+
+    @BeforeAll
+    static void requireDocker() {
+        ContainerTesting.requireDocker();
+    }
+
+    @Override
+    protected Engine createEngine() {
+        return ContainerTesting.engine().inputRoots(List.of(inputRoot)).artifactService(artifacts).build();
+    }
+
+    /**
+     * Another workspace is another container: no path in this one leads to it. What a link planted to reach it can
+     * name is a path outside this workspace, which is what the shared scenarios need.
+     */
+    @Override
+    protected Path hostRootOf(String rel) {
+        return Path.of(ContainerWorkspaces.VOLUME, "another-workspace");
+    }
+}
