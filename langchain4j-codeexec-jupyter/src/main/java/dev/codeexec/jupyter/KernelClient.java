@@ -197,12 +197,13 @@ final class KernelClient implements AutoCloseable {
      * reader stops. Idempotent; the first reason is kept. Any thread; does not block.
      */
     void markDead(String reason) {
-        if (deathReason.compareAndSet(null, reason)) {
+        deathReason.compareAndSet(null, reason);
+        if (!stopping) {
+            stopping = true;
             for (Request r : requests.values()) {
                 r.queue.offer(JupyterMessage.DEATH);
             }
         }
-        stopping = true;
         wake();
     }
 
@@ -335,9 +336,13 @@ final class KernelClient implements AutoCloseable {
                     nextPing = now + hbIntervalNanos;
                 }
                 if (on && now - lastEcho > hbTimeoutNanos) {
-                    markDead("the kernel stopped answering heartbeats for "
-                            + TimeUnit.NANOSECONDS.toMillis(now - lastEcho) / 1000.0 + " s");
-                    onHeartbeatDeath.run();
+                    // The reason first (the kill makes the process exit, which must not become the reason), then the
+                    // kill, then the waiters: when they wake, the kernel is on its way out.
+                    if (deathReason.compareAndSet(null, "the kernel stopped answering heartbeats for "
+                            + TimeUnit.NANOSECONDS.toMillis(now - lastEcho) / 1000.0 + " s")) {
+                        onHeartbeatDeath.run();
+                    }
+                    markDead(deathReason.get());
                 }
             }
         } catch (RuntimeException | IOException e) {
@@ -438,8 +443,9 @@ final class KernelClient implements AutoCloseable {
     }
 
     /**
-     * What the reader may queue of one request's output; past it, output messages are dropped and counted, so
-     * memory stays bounded even when the consumer is slower than the kernel. Written by the reader only.
+     * What the reader may queue of one request's output; once it is used up, output messages are dropped and counted,
+     * so memory stays bounded (by the budget plus one message) even when the consumer is slower than the kernel.
+     * Written by the reader only.
      */
     static final class Budget {
         private final long streamBytes;
@@ -465,7 +471,9 @@ final class KernelClient implements AutoCloseable {
         boolean admit(JupyterMessage m) {
             switch (m.msgType()) {
                 case "stream" -> {
-                    if (streamUsed + m.contentBytes() > streamBytes) {
+                    // Admitted while under budget, even if it overshoots: ipykernel batches a burst of prints into
+                    // one message, and dropping it whole would lose the output the cap would have kept.
+                    if (streamUsed >= streamBytes) {
                         droppedStreamBytes.addAndGet(m.contentBytes());
                         return false;
                     }
@@ -473,7 +481,7 @@ final class KernelClient implements AutoCloseable {
                     return true;
                 }
                 case "display_data", "update_display_data" -> {
-                    if (richCount >= richMessages || richUsed + m.contentBytes() > richBytes) {
+                    if (richCount >= richMessages || richUsed >= richBytes) {
                         droppedRich.incrementAndGet();
                         return false;
                     }
