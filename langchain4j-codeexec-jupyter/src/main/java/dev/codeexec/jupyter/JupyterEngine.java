@@ -403,7 +403,15 @@ public final class JupyterEngine extends AbstractEngine {
     // ---- kernels ----
 
     private KernelSlot slot(Workspace ws) {
-        return slots.computeIfAbsent(ws.id(), id -> new KernelSlot(id, () -> startKernel(ws), json, interruptGrace));
+        KernelSlot s = slots.computeIfAbsent(ws.id(), id -> new KernelSlot(id, () -> startKernel(ws), json,
+                interruptGrace));
+        if (isClosed()) {
+            // Created after close() emptied the table: close it, so no kernel starts in it.
+            slots.remove(ws.id(), s);
+            s.close();
+            requireOpen();
+        }
+        return s;
     }
 
     private Kernel startKernel(Workspace ws) {
@@ -431,7 +439,13 @@ public final class JupyterEngine extends AbstractEngine {
             // Without a parent-death signal, ipykernel's own check: it exits when re-parented to init.
             env.put("JPY_PARENT_PID", Long.toString(ProcessHandle.current().pid()));
         }
-        return Kernel.start(settings, ws.id() + "-k" + kernelCount.incrementAndGet(), place.cwd().toString(), env);
+        Kernel k = Kernel.start(settings, ws.id() + "-k" + kernelCount.incrementAndGet(), place.cwd().toString(), env);
+        if (isClosed()) {
+            // close() ran while this kernel started and may have missed it.
+            k.stop(json, "the engine was closed while the kernel started");
+            throw new CodeExecException("this JupyterEngine is closed");
+        }
+        return k;
     }
 
     /** The kernel's argv template: the configured command, or the located Python's ipykernel launcher. */

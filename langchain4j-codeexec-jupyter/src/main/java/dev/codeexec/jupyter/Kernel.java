@@ -130,10 +130,16 @@ final class Kernel {
             } catch (PortsTaken e) {
                 last = e;
                 LOG.info("kernel {}: its ports were taken before it could bind them; starting again", label);
-            } catch (RuntimeException | Error e) {
+            } catch (CodeExecException | Error e) {
                 k.killTree();
                 k.release();
                 throw e;
+            } catch (RuntimeException e) {
+                // The client's sockets could not be set up (the engine is closing, say): nothing ran.
+                k.killTree();
+                k.release();
+                throw new BackendUnavailableException("the Jupyter kernel could not start: "
+                        + e.getClass().getSimpleName() + " (" + e.getMessage() + ")", e);
             }
             k.killTree();
             k.release();
@@ -330,7 +336,9 @@ final class Kernel {
         c.set("user_expressions", json.createObjectNode());
         // No stdin: a kernel waiting for input nobody can give would block the cell until its timeout.
         c.put("allow_stdin", false);
-        c.put("stop_on_error", true);
+        // One cell at a time is sent, and a failing block stops the blocks after it here, so the kernel has nothing
+        // to abort; with true, ipykernel also aborts a request that arrives just after a failed cell (a race).
+        c.put("stop_on_error", false);
         return client.request(Channel.SHELL, "execute_request", c, budget, null);
     }
 

@@ -82,6 +82,20 @@ class JupyterCellsIT {
     }
 
     @Test
+    void should_run_the_cell_sent_right_after_a_failed_or_interrupted_one() {
+        // Asked to stop on errors, ipykernel aborts requests that arrive until its event loop turns after an error,
+        // which may be after the idle status went out: the next cell must run all the same.
+        for (int i = 0; i < 5; i++) {
+            assertThat(cell(engine, ws, "raise RuntimeError('fails')").exitCode()).isEqualTo(1);
+            assertThat(cell(engine, ws, "print('ran', " + i + ")").output()).as("after an error, attempt " + i)
+                    .isEqualTo("ran " + i + "\n");
+            assertThat(cell(engine, ws, "while True:\n    pass", Duration.ofMillis(300)).timedOut()).isTrue();
+            assertThat(cell(engine, ws, "print('ran', " + i + ")").output()).as("after an interrupt, attempt " + i)
+                    .isEqualTo("ran " + i + "\n");
+        }
+    }
+
+    @Test
     void should_stop_at_the_first_failing_block_and_run_other_languages_as_scripts() {
         CodeExecutionResult r = engine.executeCode(ws, new CodeExecutionInput(List.of(
                 CodeBlock.of("python", "n = 21\nopen('n.txt', 'w').write(str(n * 2))"),

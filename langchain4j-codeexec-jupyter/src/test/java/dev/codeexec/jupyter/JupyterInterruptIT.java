@@ -49,12 +49,12 @@ class JupyterInterruptIT {
         cell(engine, ws, "kept = 'before the loop'");
 
         CodeExecutionResult r = cell(engine, ws, "print('looping', flush=True)\nwhile True:\n    pass",
-                Duration.ofSeconds(2));
+                Duration.ofSeconds(3));
 
         assertThat(r.timedOut()).isTrue();
         assertThat(r.exitCode()).isEqualTo(-1);
         assertThat(r.output()).startsWith("looping\n").contains("KeyboardInterrupt")
-                .contains("ran past its time limit of 2 s and was interrupted; the kernel and its state are kept");
+                .contains("ran past its time limit of 3 s and was interrupted; the kernel and its state are kept");
         CodeExecutionResult after = cell(engine, ws, "kept");
         assertThat(after.exitCode()).isZero();
         assertThat(after.output()).isEqualTo("'before the loop'\n");
@@ -88,7 +88,7 @@ class JupyterInterruptIT {
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
                     while True:
                         time.sleep(0.05)
-                    """, Duration.ofSeconds(1));
+                    """, Duration.ofSeconds(5)); // ample time to reach the second line before the interrupt
 
             assertThat(r.timedOut()).isTrue();
             assertThat(r.exitCode()).isEqualTo(-1);

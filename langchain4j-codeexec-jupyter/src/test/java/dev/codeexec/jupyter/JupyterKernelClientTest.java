@@ -31,7 +31,7 @@ class JupyterKernelClientTest {
     @BeforeEach
     void setUp() {
         kernel = new FakeKernel();
-        client = new KernelClient(zmq, kernel.info, "fake", json, Duration.ofMillis(100), Duration.ofSeconds(1),
+        client = new KernelClient(zmq, kernel.info, "fake", json, Duration.ofMillis(100), Duration.ofSeconds(5),
                 heartbeatDeaths::incrementAndGet);
         client.start();
     }

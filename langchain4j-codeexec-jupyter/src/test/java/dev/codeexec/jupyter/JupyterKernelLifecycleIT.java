@@ -41,7 +41,8 @@ class JupyterKernelLifecycleIT {
 
     @BeforeEach
     void setUp() {
-        engine = JupyterEngine.builder().heartbeatInterval(Duration.ofMillis(200)).heartbeatTimeout(Duration.ofSeconds(2))
+        // Short enough for the frozen-kernel test, long enough that a busy machine does not look like a dead kernel.
+        engine = JupyterEngine.builder().heartbeatInterval(Duration.ofMillis(250)).heartbeatTimeout(Duration.ofSeconds(5))
                 .build();
         ws = engine.manager().createWorkspace("life", WorkspacePolicy.DEFAULT);
     }

@@ -87,7 +87,7 @@ class JupyterStartFailuresIT {
     @Test
     void should_report_a_kernel_that_exits_at_start_with_its_status_and_last_log_line() {
         try (JupyterEngine engine = JupyterEngine.builder().kernelCommand(List.of("/bin/sh", "-c",
-                "echo 'starting'; echo 'broken kernel: cannot start' >&2; exit 7", JupyterEngine.CONNECTION_FILE))
+                "echo 'broken kernel: cannot start' >&2; exit 7", JupyterEngine.CONNECTION_FILE))
                 .build()) {
             Workspace ws = engine.manager().createWorkspace("w", WorkspacePolicy.DEFAULT);
 
