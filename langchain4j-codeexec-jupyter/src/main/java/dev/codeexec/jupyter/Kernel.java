@@ -63,7 +63,12 @@ final class Kernel {
     static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(3);
     /** The start is tried this many times when the kernel could not bind its ports. */
     private static final int START_ATTEMPTS = 3;
+    /**
+     * Until the kernel answers, a request every 500 ms (earlier ones wait in the DEALER until it binds). Once it did,
+     * only the IOPub subscription is missing, which takes a moment to reach the kernel: then every 50 ms.
+     */
     private static final long HANDSHAKE_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    private static final long SUBSCRIPTION_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
     /**
@@ -185,7 +190,7 @@ final class Kernel {
                 if (now - nextSend >= 0) {
                     sent.add(client.request(Channel.SHELL, "kernel_info_request", s.json().createObjectNode(), null,
                             replies));
-                    nextSend = now + HANDSHAKE_RESEND_NANOS;
+                    nextSend = now + (reply == null ? HANDSHAKE_RESEND_NANOS : SUBSCRIPTION_RESEND_NANOS);
                 }
                 JupyterMessage m = replies.poll(Math.min(deadline, nextSend) - now, TimeUnit.NANOSECONDS);
                 if (m == null) {
@@ -195,6 +200,9 @@ final class Kernel {
                     throw died(s);
                 }
                 if (m.channel() == Channel.SHELL && m.msgType().equals("kernel_info_reply")) {
+                    if (reply == null) {
+                        nextSend = Math.min(nextSend, System.nanoTime() + SUBSCRIPTION_RESEND_NANOS);
+                    }
                     reply = m.content(s.json());
                 } else if (m.channel() == Channel.IOPUB) {
                     iopubSeen = true;
