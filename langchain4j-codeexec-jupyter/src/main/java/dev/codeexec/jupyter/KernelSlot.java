@@ -5,6 +5,7 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.jupyter.KernelClient.Budget;
 import dev.codeexec.jupyter.KernelClient.Request;
+import dev.codeexec.spi.BoundedOutput;
 import java.time.Duration;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -265,7 +266,7 @@ final class KernelSlot {
                            boolean callerInterrupted, boolean died) {
         boolean truncated = cell.truncated();
         if (budget.droppedStreamBytes() > 0 && !truncated) {
-            cell.note(dev.codeexec.spi.BoundedOutput.marker(budget.droppedStreamBytes()));
+            cell.note(BoundedOutput.marker(budget.droppedStreamBytes()));
         }
         truncated |= budget.droppedStreamBytes() > 0;
         if (budget.droppedRich() > 0) {
