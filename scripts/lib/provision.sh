@@ -46,9 +46,13 @@ provision_sandbox() {
   fi
 }
 
-# The Jupyter backend: Debian's ipykernel for the system python.
+# The Jupyter backend: Debian's ipykernel for the system python, matplotlib for the chart tests, jupyter_client for
+# the benchmark's baseline (ipykernel depends on it already).
 provision_jupyter() {
-  apt_install python3-ipykernel || true
+  apt_install python3-ipykernel python3-matplotlib python3-jupyter-client || true
+  if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import ipykernel' 2>/dev/null; then
+    note "/usr/bin/python3 cannot import ipykernel: Jupyter tests cannot run"
+  fi
 }
 
 # The Debian archive apt uses here (debootstrap must use the same one: no other host may be reachable).

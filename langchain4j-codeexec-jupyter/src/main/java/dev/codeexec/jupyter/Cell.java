@@ -1,0 +1,239 @@
+package dev.codeexec.jupyter;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.jupyter.JupyterMessage.Channel;
+import dev.codeexec.spi.BoundedOutput;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The outcome of one cell as its messages arrive: text in arrival order (streams, the value's {@code text/plain},
+ * displays, the traceback) under one {@link BoundedOutput} cap, rich outputs saved as files, and completion, which is
+ * the {@code execute_reply} on shell <em>and</em> {@code status: idle} on IOPub (the two channels are not ordered
+ * against each other). Used by the one thread that waits for the cell.
+ *
+ * <p>Rich outputs: images ({@code image/png}, {@code image/jpeg}, {@code image/gif}, {@code image/webp},
+ * {@code image/svg+xml}) and PDF are saved from every display and from a cell's value; HTML, Markdown, LaTeX and JSON
+ * only from an explicit display (a cell's value always has {@code text/plain}, which is in the output, and a data
+ * frame's HTML would be a file per cell). A display whose forms were saved shows a line naming the files instead of
+ * its {@code text/plain} (for a figure, {@code <Figure size 640x480 with 1 Axes>}).
+ */
+final class Cell {
+
+    /** Saves one rich output under {@code out/} and returns its workspace-relative path. */
+    @FunctionalInterface
+    interface RichOutputs {
+        String save(String extension, byte[] content);
+    }
+
+    private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;?]*[ -/]*[@-~]|\u001B[@-Z\\\\-_]");
+
+    /** MIME type to file extension, for the types that are saved, and whether a cell's value saves it too. */
+    private static final Map<String, String> EXTENSIONS = Map.ofEntries(
+            Map.entry("image/png", "png"), Map.entry("image/jpeg", "jpg"), Map.entry("image/gif", "gif"),
+            Map.entry("image/webp", "webp"), Map.entry("image/svg+xml", "svg"), Map.entry("application/pdf", "pdf"),
+            Map.entry("text/html", "html"), Map.entry("text/markdown", "md"), Map.entry("text/latex", "tex"),
+            Map.entry("application/json", "json"));
+
+    private final ObjectMapper json;
+    private final BoundedOutput out;
+    private final RichOutputs rich;
+    private final List<String> saved = new ArrayList<>();
+    private boolean atLineStart = true;
+    private boolean replied;
+    private boolean idle;
+    private String status = "";
+    private boolean errorShown;
+    private String errorName;
+
+    Cell(ObjectMapper json, int maxOutputBytes, RichOutputs rich) {
+        this.json = json;
+        this.out = new BoundedOutput(maxOutputBytes);
+        this.rich = rich;
+    }
+
+    /** Takes one message of this cell's request. */
+    void accept(JupyterMessage m) {
+        JsonNode c = m.content(json);
+        if (m.channel() == Channel.SHELL) {
+            if (m.msgType().equals("execute_reply")) {
+                replied = true;
+                status = c.path("status").asText("");
+                if (status.equals("error") && !errorShown) {
+                    // The traceback normally came on IOPub; without it, the reply's summary.
+                    block(c.path("ename").asText("Error") + ": " + c.path("evalue").asText(""));
+                    errorName = c.path("ename").asText("");
+                } else if (status.equals("aborted")) {
+                    block("[aborted: the kernel did not run this cell because an earlier one failed]");
+                }
+            }
+            return;
+        }
+        if (m.channel() != Channel.IOPUB) {
+            return;
+        }
+        switch (m.msgType()) {
+            case "status" -> {
+                if (c.path("execution_state").asText("").equals("idle")) {
+                    idle = true;
+                }
+            }
+            case "stream" -> text(c.path("text").asText(""));
+            case "execute_result" -> display(c.path("data"), true);
+            case "display_data", "update_display_data" -> display(c.path("data"), false);
+            case "error" -> {
+                errorShown = true;
+                errorName = c.path("ename").asText("");
+                List<String> lines = new ArrayList<>();
+                c.path("traceback").forEach(l -> lines.add(stripAnsi(l.asText(""))));
+                block(lines.isEmpty() ? c.path("ename").asText("Error") + ": " + c.path("evalue").asText("")
+                        : String.join("\n", lines));
+                if ("StdinNotImplementedError".equals(errorName)) {
+                    block("[this kernel has no standard input: input() and getpass() cannot be answered here; pass "
+                            + "values in the code, or read them from a file under work/]");
+                }
+            }
+            default -> {
+                // execute_input, clear_output, comm messages: nothing for the output.
+            }
+        }
+    }
+
+    /** True once both the reply and the idle status have arrived. */
+    boolean complete() {
+        return replied && idle;
+    }
+
+    boolean replied() {
+        return replied;
+    }
+
+    /** The reply's status: {@code ok}, {@code error}, {@code aborted}; empty before the reply. */
+    String status() {
+        return status;
+    }
+
+    /** The exception's name when the cell failed, else null. */
+    String errorName() {
+        return errorName;
+    }
+
+    /** The rich outputs saved, workspace-relative. */
+    List<String> savedFiles() {
+        return List.copyOf(saved);
+    }
+
+    /** Appends a line of this client's own (a note), on a line of its own. */
+    void note(String line) {
+        block(line);
+    }
+
+    boolean truncated() {
+        return out.truncated();
+    }
+
+    /** The text so far, with a truncation marker when the cap was reached. */
+    String text() {
+        return out.text();
+    }
+
+    private void display(JsonNode data, boolean isValue) {
+        List<String> files = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = data.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String mime = e.getKey();
+            String ext = EXTENSIONS.get(mime);
+            boolean picture = mime.startsWith("image/") || mime.equals("application/pdf");
+            if (ext == null || isValue && !picture) {
+                continue;
+            }
+            byte[] bytes = decode(mime, e.getValue());
+            if (bytes == null) {
+                continue;
+            }
+            try {
+                String path = rich.save(ext, bytes);
+                saved.add(path);
+                files.add(path + " (" + mime + ", " + bytes.length + " bytes)");
+            } catch (CodeExecException ex) {
+                // out/ replaced by a link out of the workspace, say: the cell's other output still counts.
+                block("[a display (" + mime + ") could not be saved: " + ex.getMessage() + "]");
+            }
+        }
+        String plain = joined(data.path("text/plain"));
+        if (isValue || files.isEmpty()) {
+            if (plain != null) {
+                block(plain);
+            }
+        }
+        for (String f : files) {
+            block("[display saved as " + f + "]");
+        }
+    }
+
+    /** The bytes of one form: base64 for binary types, UTF-8 for text, the JSON itself for JSON. Null if broken. */
+    private byte[] decode(String mime, JsonNode value) {
+        if (mime.equals("application/json")) {
+            try {
+                return json.writerWithDefaultPrettyPrinter().writeValueAsBytes(value);
+            } catch (IOException e) {
+                return null;
+            }
+        }
+        String text = joined(value);
+        if (text == null) {
+            return null;
+        }
+        if (mime.equals("image/svg+xml") || mime.startsWith("text/")) {
+            return text.getBytes(StandardCharsets.UTF_8);
+        }
+        try {
+            // The MIME decoder skips line breaks, which some kernels put into long base64 strings.
+            return Base64.getMimeDecoder().decode(text);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** A string, or a list of strings joined (the multi-line form), or null. */
+    private static String joined(JsonNode v) {
+        if (v.isTextual()) {
+            return v.asText();
+        }
+        if (v.isArray()) {
+            StringBuilder sb = new StringBuilder();
+            v.forEach(x -> sb.append(x.asText("")));
+            return sb.toString();
+        }
+        return null;
+    }
+
+    private void text(String s) {
+        if (s.isEmpty()) {
+            return;
+        }
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.write(b, 0, b.length);
+        atLineStart = s.endsWith("\n");
+    }
+
+    /** Text on lines of its own. */
+    private void block(String s) {
+        if (!atLineStart) {
+            text("\n");
+        }
+        text(s.endsWith("\n") ? s : s + "\n");
+    }
+
+    static String stripAnsi(String s) {
+        return ANSI.matcher(s).replaceAll("");
+    }
+}

@@ -1,0 +1,149 @@
+package dev.codeexec.jupyter;
+
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.ProgramRuns;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host launchers put in front of kernels and runs, chosen once per JVM by probing (util-linux):
+ * <ul>
+ *   <li>a PID namespace, {@code unshare --pid --fork --kill-child} (as root, else with {@code --map-current-user}):
+ *       killing its launcher kills every process inside, daemons that detached themselves included;</li>
+ *   <li>a parent-death signal, {@code setpriv --pdeathsig KILL}: the kernel's launcher is killed when the thread that
+ *       forked it ends, so a kernel does not outlive a JVM that crashed or was killed (the namespace takes the kernel
+ *       with it; {@code --kill-child} gives the kernel the same signal when its launcher dies);</li>
+ *   <li>{@code setsid}: the kernel leads its own process group, so its own interrupt (ipykernel signals its group
+ *       when it leads one) reaches the processes a cell started, too.</li>
+ * </ul>
+ * What is missing is logged once as a WARN and left out. The core's local engine probes the same namespace wrapper
+ * for its runs; its probe is not part of the SPI, so this backend has its own.
+ */
+final class HostLaunchers {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HostLaunchers.class);
+
+    private static final List<String> ROOT_NS = List.of("unshare", "--pid", "--fork", "--kill-child", "--");
+    private static final List<String> USER_NS = List.of("unshare", "--map-current-user", "--pid", "--fork",
+            "--kill-child", "--");
+
+    private static volatile HostLaunchers probed;
+
+    private final List<String> pidNamespace;
+    private final List<String> parentDeath;
+    private final List<String> newSession;
+
+    private HostLaunchers(List<String> pidNamespace, List<String> parentDeath, List<String> newSession) {
+        this.pidNamespace = pidNamespace;
+        this.parentDeath = parentDeath;
+        this.newSession = newSession;
+    }
+
+    /** The launchers of this host, probed at the first call. */
+    static HostLaunchers get() {
+        HostLaunchers h = probed;
+        if (h == null) {
+            synchronized (HostLaunchers.class) {
+                h = probed;
+                if (h == null) {
+                    h = probe();
+                    probed = h;
+                }
+            }
+        }
+        return h;
+    }
+
+    /** The PID-namespace wrapper's argv prefix; empty when none can be made here. */
+    List<String> pidNamespace() {
+        return pidNamespace;
+    }
+
+    /** The parent-death prefix; empty when {@code setpriv --pdeathsig} is missing. */
+    List<String> parentDeath() {
+        return parentDeath;
+    }
+
+    /** The new-session prefix; empty when {@code setsid} is missing. */
+    List<String> newSession() {
+        return newSession;
+    }
+
+    /**
+     * The argv prefix of a kernel: parent death, namespace, new session. The result is <em>wrapped</em> (its first
+     * element is a launcher whose descendants are the kernel) when a namespace is used; without one, the launchers
+     * exec the kernel in place, so the launched process is the kernel.
+     */
+    List<String> kernelPrefix() {
+        List<String> argv = new ArrayList<>(parentDeath);
+        argv.addAll(pidNamespace);
+        argv.addAll(newSession);
+        return argv;
+    }
+
+    private static HostLaunchers probe() {
+        String truePath = find("true");
+        List<String> ns = List.of();
+        String unshare = find("unshare");
+        if (unshare != null && truePath != null) {
+            for (List<String> candidate : List.of(ROOT_NS, USER_NS)) {
+                List<String> prefix = new ArrayList<>(candidate);
+                prefix.set(0, unshare);
+                if (works(prefix, truePath)) {
+                    ns = List.copyOf(prefix);
+                    break;
+                }
+            }
+        }
+        if (ns.isEmpty()) {
+            LOG.warn("JupyterEngine cannot create PID namespaces on this host (unshare missing or not permitted): "
+                    + "stopping a kernel or a run kills its visible descendants, but a daemon that detached itself "
+                    + "may survive");
+        }
+        List<String> death = List.of();
+        String setpriv = find("setpriv");
+        if (setpriv != null && truePath != null) {
+            List<String> prefix = List.of(setpriv, "--pdeathsig", "KILL", "--");
+            if (works(prefix, truePath)) {
+                death = prefix;
+            }
+        }
+        if (death.isEmpty()) {
+            LOG.warn("JupyterEngine cannot set a parent-death signal (util-linux setpriv --pdeathsig missing): a "
+                    + "kernel may outlive a JVM that crashes (ipykernel's own parent check still ends it where the "
+                    + "kernel is re-parented to init)");
+        }
+        String setsid = find("setsid");
+        return new HostLaunchers(ns, death, setsid == null ? List.of() : List.of(setsid));
+    }
+
+    private static boolean works(List<String> prefix, String truePath) {
+        List<String> argv = new ArrayList<>(prefix);
+        argv.add(truePath);
+        try {
+            return ProgramRuns.run(HostProcessChannel.direct(), new ProgramLaunch(argv,
+                    Map.of("PATH", ShellEnvironmentPolicy.CLEAN_PATH), "/", null, Duration.ofSeconds(10), 4096, null))
+                    .exitCode() == 0;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static String find(String name) {
+        for (String dir : List.of("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")) {
+            Path p = Path.of(dir, name);
+            if (Files.isExecutable(p)) {
+                return p.toString();
+            }
+        }
+        return null;
+    }
+}

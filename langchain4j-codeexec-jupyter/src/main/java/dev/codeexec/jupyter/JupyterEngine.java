@@ -1,0 +1,612 @@
+package dev.codeexec.jupyter;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.codeexec.CodeBlock;
+import dev.codeexec.CodeExecutionInput;
+import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.CodeLanguage;
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.OutputManifest;
+import dev.codeexec.engine.OutputSpec;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.jupyter.KernelClient.Request;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.CommandLookup;
+import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.workspace.FileTrees;
+import dev.codeexec.workspace.HostWorkspaceFS;
+import dev.codeexec.workspace.HostWorkspaceManager;
+import dev.codeexec.workspace.PathResolver;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.ZContext;
+
+/**
+ * Runs python code cells in a real Jupyter kernel (ipykernel), one per workspace, spoken to over the Jupyter
+ * messaging protocol on ZeroMQ. <strong>This is not a sandbox.</strong> The kernel is a Python process on this host
+ * with the JVM user's rights: its code can read and write your files and reach the network. Run it inside a sandbox
+ * or container (or give untrusted code to those backends) when you do not trust the code.
+ *
+ * <p>What it is for: a notebook-like conversation. A workspace's kernel starts with its first python cell and is
+ * reused by the next ones, so variables, imports and loaded data persist; {@link #restartKernel} starts afresh.
+ * Cells run from the workspace's {@code work/} directory (as the default code path does). A cell's result has its
+ * streams, its value's {@code text/plain} and its traceback, in arrival order; images and other rich outputs are
+ * saved under {@code out/} ({@code out/display_<n>.<ext>}) and returned with the files code wrote there. Blocks in
+ * other languages (bash) run as scripts, as on every engine.
+ *
+ * <p>Limits of a cell: past its timeout it is interrupted ({@code interrupt_request}, then SIGINT); a kernel that does
+ * not return to idle is stopped and the result says the state was lost. A kernel that dies (its process ended, or it
+ * stopped answering heartbeats) is reported in the result, and the next cell starts a fresh one. Output is capped as
+ * on every backend. {@link #close()} shuts every kernel down (a {@code shutdown_request}, then a kill of its process
+ * tree); where util-linux allows, kernels run in their own PID namespace with a parent-death signal, so none outlives
+ * a JVM that crashed.
+ *
+ * <p>Programs ({@link #runner()}, sessions) and files ({@link #fs()}) work on the same workspace directory as on the
+ * local engine, and the {@link Capabilities} are the local engine's: no isolation.
+ *
+ * <p>The kernel's environment follows the engine's {@link ShellEnvironmentPolicy}, by default
+ * {@link ShellEnvironmentPolicy#sandboxDefault()}: core variables without likely credentials, plus the workspace
+ * variables, with {@code HOME} and {@code TMPDIR} inside the workspace. The Python that runs kernels is the one
+ * {@linkplain Builder#python configured}, else the first {@code python3} (on the kernel environment's {@code PATH},
+ * then the system's) that can import ipykernel.
+ *
+ * <pre>{@code
+ * try (JupyterEngine engine = JupyterEngine.create()) {
+ *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
+ *     engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("python", "x = 6 * 7")));
+ *     CodeExecutionResult r = engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("python", "x")));
+ *     // r.output() is "42\n"
+ * }
+ * }</pre>
+ *
+ * <h2>Threads and locks</h2>
+ * Each kernel has one socket reader thread ({@code codeexec-jupyter-io-*}, see {@link KernelClient}) that owns its
+ * sockets and never runs caller code; callers wait on their own queues. Kernels are forked from the engine's
+ * long-lived launcher threads ({@code codeexec-jupyter-launcher-*}), because a parent-death signal watches the thread
+ * that forked. Per workspace, one lock serialises the cells, starts and restarts of that workspace
+ * ({@link KernelSlot}); different workspaces run in parallel. The lock order is: the slot table (a concurrent map,
+ * never held while waiting), then one slot's lock; no lock is held across two workspaces.
+ */
+public final class JupyterEngine extends AbstractEngine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(JupyterEngine.class);
+
+    /** The placeholder in a {@linkplain Builder#kernelCommand kernel command} for the connection file's path. */
+    public static final String CONNECTION_FILE = "{connection_file}";
+
+    /** {@value} seconds: how long a kernel may take to start and answer, by default. */
+    public static final int DEFAULT_START_TIMEOUT_SECONDS = 30;
+    /** {@value} seconds: how long an interrupted cell may take to stop, per attempt, by default. */
+    public static final int DEFAULT_INTERRUPT_GRACE_SECONDS = 5;
+    /** {@value} ms: the heartbeat period, by default. */
+    public static final int DEFAULT_HEARTBEAT_INTERVAL_MILLIS = 1000;
+    /** {@value} seconds: no heartbeat echo for this long means the kernel is dead, by default. */
+    public static final int DEFAULT_HEARTBEAT_TIMEOUT_SECONDS = 10;
+
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
+
+    private static final Capabilities CAPABILITIES = Capabilities.builder()
+            .isolation(Isolation.NONE)
+            .networkAllowed(true)
+            .readOnlyMount(false)
+            .streaming(true)
+            .supportsCleanEnv(true)
+            .interactive(true)
+            .enforcedLimits(Set.of())
+            .maxDiskBytes(false)
+            .build();
+
+    private final HostWorkspaceManager hostManager;
+    private final WorkspaceManager manager;
+    private final HostWorkspaceFS fs;
+    private final Path ownedBaseDir;
+    private final Path stateDir;
+    private final List<String> runWrapper;
+    private final HostProcessChannel runChannel;
+    private final ObjectMapper json = new ObjectMapper();
+    private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
+            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-jupyter-launcher-"));
+    private final Map<String, KernelSlot> slots = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> displayCounters = new ConcurrentHashMap<>();
+    private final AtomicInteger kernelCount = new AtomicInteger();
+    /**
+     * This engine without its kernel: {@link Engine#executeCode(Workspace, CodeExecutionInput)}'s default (blocks as
+     * scripts through {@link #runner()}) is reached through it, since the default cannot be called as a super method
+     * here (AbstractEngine already implements Engine) and the core's block runner is not public.
+     */
+    private final Engine scripts = new Engine() {
+        @Override
+        public String name() {
+            return JupyterEngine.this.name();
+        }
+
+        @Override
+        public WorkspaceManager manager() {
+            return JupyterEngine.this.manager();
+        }
+
+        @Override
+        public WorkspaceFS fs() {
+            return JupyterEngine.this.fs();
+        }
+
+        @Override
+        public dev.codeexec.engine.ProgramRunner runner() {
+            return JupyterEngine.this.runner();
+        }
+
+        @Override
+        public Capabilities describe() {
+            return JupyterEngine.this.describe();
+        }
+
+        @Override
+        public void close() {
+            // A view: the engine closes itself.
+        }
+    };
+    private final String python;
+    private final List<String> kernelCommand;
+    private final Duration startTimeout;
+    private final Duration interruptGrace;
+    private final Duration heartbeatInterval;
+    private final Duration heartbeatTimeout;
+    private final Object lazyLock = new Object();
+    /** Created with the first kernel. Guarded by {@code lazyLock}. */
+    private ZContext zmq;
+    /** The kernel argv, resolved once; or why it cannot be. Guarded by {@code lazyLock}. */
+    private List<String> resolvedCommand;
+    private BackendUnavailableException commandFailure;
+
+    private JupyterEngine(Builder b) {
+        super("JupyterEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
+        this.startTimeout = positive(b.startTimeout, Duration.ofSeconds(DEFAULT_START_TIMEOUT_SECONDS),
+                "kernelStartTimeout");
+        this.interruptGrace = positive(b.interruptGrace, Duration.ofSeconds(DEFAULT_INTERRUPT_GRACE_SECONDS),
+                "interruptGrace");
+        this.heartbeatInterval = positive(b.heartbeatInterval, Duration.ofMillis(DEFAULT_HEARTBEAT_INTERVAL_MILLIS),
+                "heartbeatInterval");
+        this.heartbeatTimeout = positive(b.heartbeatTimeout, Duration.ofSeconds(DEFAULT_HEARTBEAT_TIMEOUT_SECONDS),
+                "heartbeatTimeout");
+        if (heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {
+            throw new InvalidSpecException("heartbeatTimeout (" + heartbeatTimeout + ") must be longer than "
+                    + "heartbeatInterval (" + heartbeatInterval + ")");
+        }
+        if (b.kernelCommand != null) {
+            if (b.kernelCommand.isEmpty() || b.kernelCommand.stream().noneMatch(a -> a.contains(CONNECTION_FILE))) {
+                throw new InvalidSpecException("kernelCommand (" + b.kernelCommand + ") must name the connection "
+                        + "file as " + CONNECTION_FILE);
+            }
+            if (b.python != null) {
+                throw new InvalidSpecException("set python or kernelCommand, not both");
+            }
+        }
+        this.python = b.python;
+        this.kernelCommand = b.kernelCommand == null ? null : List.copyOf(b.kernelCommand);
+        Path base = b.baseDir;
+        try {
+            this.stateDir = Files.createTempDirectory("codeexec-jupyter-"); // mode 0700: it holds connection files
+            if (base == null) {
+                base = Files.createTempDirectory("codeexec-jupyter-ws-");
+                this.ownedBaseDir = base;
+            } else {
+                this.ownedBaseDir = null;
+            }
+        } catch (IOException e) {
+            throw new CodeExecException("cannot create the engine's directories: " + e.getMessage(), e);
+        }
+        this.hostManager = new HostWorkspaceManager(base);
+        this.manager = new KernelWorkspaces();
+        this.fs = HostWorkspaceFS.builder().hostPaths(hostManager::hostPath).inputRoots(inputRoots())
+                .artifacts(artifactStore()).build();
+        this.runWrapper = HostLaunchers.get().pidNamespace();
+        this.runChannel = HostProcessChannel.of(!runWrapper.isEmpty());
+        if (WARNED.compareAndSet(false, true)) {
+            LOG.warn("JupyterEngine runs kernels and programs on this host WITHOUT isolation: code can read and write "
+                    + "your files and reach the network. Use the sandbox or container backend for untrusted code.");
+        }
+    }
+
+    /** An engine with defaults: workspaces under a new temporary directory, Python found by probing. */
+    public static JupyterEngine create() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return "jupyter";
+    }
+
+    @Override
+    public WorkspaceManager manager() {
+        return manager;
+    }
+
+    @Override
+    public WorkspaceFS fs() {
+        return fs;
+    }
+
+    @Override
+    public Capabilities describe() {
+        return CAPABILITIES;
+    }
+
+    /**
+     * Runs the blocks in order, stopping at the first that fails: python blocks ({@code python}, {@code py},
+     * {@code python3}) as cells in the workspace's kernel, others as scripts (the default of {@link Engine}). The
+     * output files are everything under {@code out/}, rich outputs of the cells included. The timeout applies to each
+     * block; starting the kernel is bounded separately ({@linkplain Builder#kernelStartTimeout}).
+     *
+     * @throws InvalidSpecException        for a block in a language this engine does not run (nothing runs then)
+     * @throws BackendUnavailableException when no kernel can be started
+     */
+    @Override
+    public CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
+        requireOpen();
+        for (CodeBlock b : input.codeBlocks()) {
+            if (CodeLanguage.forTag(b.language()).isEmpty()) {
+                throw new InvalidSpecException("unsupported language '" + b.language() + "'; this engine runs python "
+                        + "(python, py, python3) in a Jupyter kernel and bash (bash, sh, shell) as scripts");
+            }
+        }
+        fs.resolver(ws); // the workspace must still be there
+        Duration timeout = input.timeout() != null ? input.timeout()
+                : Duration.ofSeconds(RunProgramSpec.DEFAULT_TIMEOUT_SECONDS);
+        int cap = outputCap(RunProgramSpec.builder("python3").build());
+        StringBuilder output = new StringBuilder();
+        int exitCode = 0;
+        boolean timedOut = false;
+        boolean truncated = false;
+        for (CodeBlock b : input.codeBlocks()) {
+            if (CodeLanguage.forTag(b.language()).orElseThrow() == CodeLanguage.PYTHON) {
+                KernelSlot slot = slot(ws);
+                KernelSlot.Outcome o = slot.run(b.code(), timeout, cap, () -> richOutputs(ws));
+                append(output, o.text());
+                exitCode = o.exitCode();
+                timedOut = o.timedOut();
+                truncated |= o.truncated();
+            } else {
+                CodeExecutionResult r = scripts.executeCode(ws, new CodeExecutionInput(List.of(b),
+                        input.executionId(), input.timeout()));
+                append(output, r.output());
+                exitCode = r.exitCode();
+                timedOut = r.timedOut();
+                truncated |= r.truncated();
+            }
+            if (exitCode != 0 || timedOut) {
+                break;
+            }
+        }
+        OutputManifest files = fs.collectOutputs(ws, OutputSpec.DEFAULT);
+        return new CodeExecutionResult(output.toString(), files.files(), exitCode, timedOut,
+                truncated || files.anyLimitHit());
+    }
+
+    /**
+     * Stops the workspace's kernel (a {@code shutdown_request}, then a kill if it does not exit) and starts a fresh
+     * one, waiting until it answers. Variables and imports are gone afterwards; files stay. A cell running meanwhile
+     * ends with a result that says the kernel was lost.
+     *
+     * @throws BackendUnavailableException when the new kernel cannot be started
+     */
+    public void restartKernel(Workspace ws) {
+        requireOpen();
+        fs.resolver(ws);
+        slot(ws).restart();
+    }
+
+    /** The workspace's live kernel's connection file (its processes' command lines name it), or null: for tests. */
+    Path kernelConnectionFile(Workspace ws) {
+        KernelSlot s = slots.get(ws.id());
+        Kernel k = s == null ? null : s.current();
+        return k == null || !k.alive() ? null : k.connectionFile();
+    }
+
+    /** The workspace's live kernel, or null: for tests. */
+    Kernel kernel(Workspace ws) {
+        KernelSlot s = slots.get(ws.id());
+        return s == null ? null : s.current();
+    }
+
+    /** Where connection files are written: for tests. */
+    Path stateDir() {
+        return stateDir;
+    }
+
+    @Override
+    protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        limitsFor(spec);
+        HostRunPlace place = HostRunPlace.of(fs.resolver(ws), spec);
+        String root = place.root().toString();
+        // As on the local engine: a clean run gets the workspace's HOME and TMPDIR, others the policy's.
+        Map<String, String> env = environment().forRun(spec,
+                RunEnvironment.runtimeVariables(root, place.runDir(), spec.cleanEnv()));
+        List<String> argv = new ArrayList<>(runWrapper);
+        argv.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), place.cwd().toString(),
+                HostRunPlace::isExecutableFile));
+        argv.addAll(spec.args());
+        return new PreparedRun(runChannel, new ProgramLaunch(argv, env, place.cwd().toString(), spec.stdin(),
+                spec.timeout(), outputCap(spec), spec.outputListener()));
+    }
+
+    /** Shuts every kernel down (in parallel, bounded), then removes the workspaces and the engine's directories. */
+    @Override
+    protected void closeBackend() {
+        RuntimeException failure = null;
+        List<KernelSlot> all = new ArrayList<>(slots.values());
+        slots.clear();
+        List<Request> shutdowns = new ArrayList<>();
+        for (KernelSlot s : all) {
+            shutdowns.add(s.beginClose());
+        }
+        for (int i = 0; i < all.size(); i++) {
+            KernelSlot s = all.get(i);
+            Request r = shutdowns.get(i);
+            failure = attempt(failure, () -> s.finishClose(r));
+        }
+        launchers.shutdown();
+        synchronized (lazyLock) {
+            if (zmq != null) {
+                ZContext z = zmq;
+                failure = attempt(failure, z::close);
+            }
+        }
+        failure = attempt(failure, hostManager::close);
+        failure = attempt(failure, () -> FileTrees.deleteTree(stateDir));
+        if (ownedBaseDir != null) {
+            failure = attempt(failure, () -> FileTrees.deleteTree(ownedBaseDir));
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    // ---- kernels ----
+
+    private KernelSlot slot(Workspace ws) {
+        KernelSlot s = slots.computeIfAbsent(ws.id(), id -> new KernelSlot(id, () -> startKernel(ws), json,
+                interruptGrace));
+        if (isClosed()) {
+            // Created after close() emptied the table: close it, so no kernel starts in it.
+            slots.remove(ws.id(), s);
+            s.close();
+            requireOpen();
+        }
+        return s;
+    }
+
+    private Kernel startKernel(Workspace ws) {
+        requireOpen();
+        Kernel.Settings settings;
+        synchronized (lazyLock) {
+            if (zmq == null) {
+                requireOpen();
+                ZContext z = new ZContext(1);
+                z.setThreadFactor((runnable, name) -> {
+                    Thread t = new Thread(runnable, "codeexec-jupyter-zmq-" + name);
+                    t.setDaemon(true);
+                    return t;
+                });
+                zmq = z;
+            }
+            settings = new Kernel.Settings(zmq, json, stateDir, this::kernelArgv,
+                    HostProcessChannel.of(!HostLaunchers.get().pidNamespace().isEmpty()).startingOn(launchers),
+                    HostLaunchers.get().kernelPrefix(), startTimeout, heartbeatInterval, heartbeatTimeout);
+        }
+        HostRunPlace place = HostRunPlace.of(fs.resolver(ws), RunProgramSpec.builder("python3").cwd("work").build());
+        Map<String, String> env = new TreeMap<>(environment().forRun(RunProgramSpec.builder("python3").build(),
+                RunEnvironment.runtimeVariables(place.root().toString(), place.runDir(), true)));
+        if (HostLaunchers.get().parentDeath().isEmpty()) {
+            // Without a parent-death signal, ipykernel's own check: it exits when re-parented to init.
+            env.put("JPY_PARENT_PID", Long.toString(ProcessHandle.current().pid()));
+        }
+        Kernel k = Kernel.start(settings, ws.id() + "-k" + kernelCount.incrementAndGet(), place.cwd().toString(), env);
+        if (isClosed()) {
+            // close() ran while this kernel started and may have missed it.
+            k.stop(json, "the engine was closed while the kernel started");
+            throw new CodeExecException("this JupyterEngine is closed");
+        }
+        return k;
+    }
+
+    /** The kernel's argv template: the configured command, or the located Python's ipykernel launcher. */
+    private List<String> kernelArgv() {
+        if (kernelCommand != null) {
+            return kernelCommand;
+        }
+        synchronized (lazyLock) {
+            if (resolvedCommand != null) {
+                return resolvedCommand;
+            }
+            if (commandFailure != null) {
+                throw new BackendUnavailableException(commandFailure.getMessage(), commandFailure);
+            }
+            Map<String, String> env = environment().forRun(RunProgramSpec.builder("python3").build(), Map.of());
+            try {
+                PythonLocator.Found found = PythonLocator.locate(python, env);
+                found.skipped().forEach((c, why) -> LOG.info("JupyterEngine: {} cannot run kernels: {}", c, why));
+                LOG.info("JupyterEngine runs kernels with {}", found.python());
+                resolvedCommand = List.of(found.python(), "-m", "ipykernel_launcher", "-f", CONNECTION_FILE);
+                return resolvedCommand;
+            } catch (BackendUnavailableException e) {
+                commandFailure = e;
+                throw e;
+            }
+        }
+    }
+
+    /** Saves a cell's rich outputs as {@code out/display_<n>.<ext>}, never over an existing file. */
+    private Cell.RichOutputs richOutputs(Workspace ws) {
+        AtomicInteger counter = displayCounters.computeIfAbsent(ws.id(), id -> new AtomicInteger());
+        return (ext, bytes) -> {
+            PathResolver r = fs.resolver(ws);
+            String name;
+            do {
+                name = "out/display_" + counter.incrementAndGet() + "." + ext.toLowerCase(Locale.ROOT);
+            } while (Files.exists(r.resolve(name), LinkOption.NOFOLLOW_LINKS));
+            fs.putFiles(ws, List.of(PutFile.of(name, bytes)));
+            return name;
+        };
+    }
+
+    private static void append(StringBuilder sb, String text) {
+        if (text.isEmpty()) {
+            return;
+        }
+        if (sb.length() > 0 && sb.charAt(sb.length() - 1) != '\n') {
+            sb.append('\n');
+        }
+        sb.append(text);
+    }
+
+    private static Duration positive(Duration d, Duration dflt, String name) {
+        if (d == null) {
+            return dflt;
+        }
+        if (d.isNegative() || d.isZero()) {
+            throw new InvalidSpecException(name + " (" + d + ") must be positive");
+        }
+        return d;
+    }
+
+    /** The host workspaces, whose removal also stops the workspace's kernel. */
+    private final class KernelWorkspaces implements WorkspaceManager {
+        @Override
+        public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
+            requireOpen();
+            return hostManager.createWorkspace(execId, policy);
+        }
+
+        /** Stops the workspace's kernel (gracefully, bounded), then removes the workspace. Idempotent. */
+        @Override
+        public void cleanup(Workspace workspace) {
+            KernelSlot s = slots.remove(workspace.id());
+            displayCounters.remove(workspace.id());
+            RuntimeException failure = null;
+            if (s != null) {
+                failure = attempt(null, s::close);
+            }
+            failure = attempt(failure, () -> hostManager.cleanup(workspace));
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    /**
+     * Builder for {@link JupyterEngine}; the common settings are those of {@link EngineBuilder}, with the environment
+     * policy {@link ShellEnvironmentPolicy#sandboxDefault()} by default.
+     */
+    public static final class Builder extends EngineBuilder<Builder> {
+        private Path baseDir;
+        private String python;
+        private List<String> kernelCommand;
+        private Duration startTimeout;
+        private Duration interruptGrace;
+        private Duration heartbeatInterval;
+        private Duration heartbeatTimeout;
+
+        private Builder() {
+        }
+
+        /** Where workspaces are created; default a new temporary directory, removed on {@link JupyterEngine#close()}. */
+        public Builder baseDir(Path baseDir) {
+            this.baseDir = baseDir;
+            return this;
+        }
+
+        /**
+         * The Python that runs kernels ({@code -m ipykernel_launcher}): an absolute path, or a name looked up on the
+         * kernel environment's {@code PATH}. It must import ipykernel. Default: the first {@code python3} on that
+         * {@code PATH}, then {@code /usr/bin/python3}, {@code /usr/local/bin/python3}, {@code /bin/python3}, that can.
+         */
+        public Builder python(String python) {
+            this.python = python;
+            return this;
+        }
+
+        /**
+         * The whole kernel command, as a kernelspec's {@code argv}, with {@value JupyterEngine#CONNECTION_FILE} where
+         * the connection file goes, for example {@code [/opt/venv/bin/python, -m, ipykernel_launcher, -f,
+         * {connection_file}]}. Replaces {@link #python}; the kernel must be a Python kernel.
+         */
+        public Builder kernelCommand(List<String> argv) {
+            this.kernelCommand = argv == null ? null : List.copyOf(argv);
+            return this;
+        }
+
+        /** How long a kernel may take to start and answer; default {@value #DEFAULT_START_TIMEOUT_SECONDS} s. */
+        public Builder kernelStartTimeout(Duration timeout) {
+            this.startTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How long an interrupted cell may take to return to idle, per attempt (the interrupt request, then SIGINT),
+         * before the kernel is stopped; default {@value #DEFAULT_INTERRUPT_GRACE_SECONDS} s.
+         */
+        public Builder interruptGrace(Duration grace) {
+            this.interruptGrace = grace;
+            return this;
+        }
+
+        /** The heartbeat period; default {@value #DEFAULT_HEARTBEAT_INTERVAL_MILLIS} ms. */
+        public Builder heartbeatInterval(Duration interval) {
+            this.heartbeatInterval = interval;
+            return this;
+        }
+
+        /**
+         * How long a kernel may leave heartbeats unanswered before it is declared dead and killed; default
+         * {@value #DEFAULT_HEARTBEAT_TIMEOUT_SECONDS} s. A kernel answers them from a thread of its own, also while a
+         * cell runs.
+         */
+        public Builder heartbeatTimeout(Duration timeout) {
+            this.heartbeatTimeout = timeout;
+            return this;
+        }
+
+        public JupyterEngine build() {
+            return new JupyterEngine(this);
+        }
+    }
+}

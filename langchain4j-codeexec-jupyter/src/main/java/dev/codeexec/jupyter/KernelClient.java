@@ -1,0 +1,538 @@
+package dev.codeexec.jupyter;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.codeexec.jupyter.JupyterMessage.Channel;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * A client of one kernel over the Jupyter messaging protocol 5.x on jeromq: the shell, control and stdin DEALERs, the
+ * IOPub SUB and the heartbeat REQ; every message sent is signed and every message received is verified (a message
+ * with a bad signature or a broken frame layout is dropped, counted and logged); replies and side effects are routed
+ * to the request they answer by {@code parent_header.msg_id}.
+ *
+ * <h2>Thread roles</h2>
+ * <ul>
+ *   <li><b>The socket reader</b> ({@code codeexec-jupyter-io-<kernel>}), one per kernel, is the only thread that
+ *       touches this kernel's jeromq sockets and its {@link WireCodec}: jeromq sockets are not thread-safe, and a
+ *       jeromq call on a thread that gets interrupted closes the context's internal NIO pipes. It connects the
+ *       sockets, polls them, signs and sends what callers queued, receives, verifies and routes, and sends the
+ *       heartbeats. It <em>never runs caller code</em>: routing is an {@code offer} to the request's unbounded queue,
+ *       and the one callback it makes, {@code onHeartbeatDeath}, is the kernel's own non-blocking tree kill.</li>
+ *   <li><b>Callers</b> (any thread) build messages, put them in the outbox, wake the reader and wait on their
+ *       {@link Request}'s queue. They never touch a socket. The wake-up is a one-byte datagram on loopback from a
+ *       {@link DatagramSocket}, which an interrupt of the caller does not close (an NIO pipe would be).</li>
+ *   <li><b>Whoever learns that the kernel died</b> (the reader after missed heartbeats, the JDK's process reaper
+ *       through {@link #markDead}) wakes every waiting request with {@link JupyterMessage#DEATH}.</li>
+ * </ul>
+ *
+ * <h2>Lock rules</h2>
+ * There are none: shared state is the outbox ({@link ConcurrentLinkedQueue}), the request table
+ * ({@link ConcurrentHashMap}), per-request queues ({@link LinkedBlockingQueue}), atomics and volatiles. No thread
+ * holds a lock while it waits for the kernel. The budgets of a {@link Request} are written by the reader only; the
+ * consumer reads them after it took the message that completed the request (the queue's hand-over orders them).
+ */
+final class KernelClient implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KernelClient.class);
+
+    static final String PROTOCOL_VERSION = "5.3";
+    private static final byte[] EMPTY_DICT = "{}".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] PING = "ping".getBytes(StandardCharsets.US_ASCII);
+    /** Messages read from one socket before the others get a turn. */
+    private static final int BURST = 256;
+    /** How long {@link #start} waits for the reader to connect, and {@link #close} for it to end. */
+    private static final Duration READER_WAIT = Duration.ofSeconds(10);
+
+    private final ZContext zmq;
+    private final ConnectionInfo info;
+    private final String name;
+    private final ObjectMapper json;
+    private final String session = UUID.randomUUID().toString();
+    private final byte[] identity = ("codeexec-" + UUID.randomUUID()).getBytes(StandardCharsets.US_ASCII);
+    private final long hbIntervalNanos;
+    private final long hbTimeoutNanos;
+    private final Runnable onHeartbeatDeath;
+
+    private final Queue<Outgoing> outbox = new ConcurrentLinkedQueue<>();
+    private final Map<String, Request> requests = new ConcurrentHashMap<>();
+    private final AtomicReference<String> deathReason = new AtomicReference<>();
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicBoolean wakePending = new AtomicBoolean();
+    private final CountDownLatch connected = new CountDownLatch(1);
+    private final DatagramChannel wakeReceiver;
+    private final DatagramSocket wakeSender;
+    private final Thread reader;
+    private volatile boolean heartbeatOn;
+    private volatile boolean stopping;
+    private volatile RuntimeException readerFailure;
+
+    /** A message queued by a caller, signed and sent by the reader. */
+    private record Outgoing(Channel channel, byte[] header, byte[] parent, byte[] content) {
+    }
+
+    /**
+     * @param zmq              the engine's jeromq context (shared; thread-safe), in which this client's sockets live
+     * @param info             the kernel's ports and key
+     * @param name             names the reader thread and log lines
+     * @param hbInterval       how often the heartbeat is pinged
+     * @param hbTimeout        no echo for this long once {@link #enableHeartbeat() enabled} means the kernel is dead
+     * @param onHeartbeatDeath run by the reader when the heartbeat declared the kernel dead; must not block
+     */
+    KernelClient(ZContext zmq, ConnectionInfo info, String name, ObjectMapper json, Duration hbInterval,
+                 Duration hbTimeout, Runnable onHeartbeatDeath) {
+        this.zmq = zmq;
+        this.info = info;
+        this.name = name;
+        this.json = json;
+        this.hbIntervalNanos = hbInterval.toNanos();
+        this.hbTimeoutNanos = hbTimeout.toNanos();
+        this.onHeartbeatDeath = onHeartbeatDeath;
+        try {
+            InetAddress loopback = InetAddress.getLoopbackAddress();
+            this.wakeReceiver = DatagramChannel.open();
+            wakeReceiver.bind(new InetSocketAddress(loopback, 0));
+            wakeReceiver.configureBlocking(false);
+            this.wakeSender = new DatagramSocket(0, loopback);
+            wakeSender.connect(wakeReceiver.getLocalAddress());
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot open the loopback wake-up socket of a kernel client", e);
+        }
+        this.reader = new Thread(this::readLoop, "codeexec-jupyter-io-" + name);
+        reader.setDaemon(true);
+    }
+
+    /**
+     * Starts the reader and waits until its sockets are connected (the kernel need not be listening yet: ZeroMQ
+     * connects when it binds). Connecting IOPub before the kernel starts lets the subscription reach it early.
+     */
+    void start() {
+        reader.start();
+        boolean ok;
+        try {
+            ok = connected.await(READER_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new IllegalStateException("interrupted while connecting to the kernel");
+        }
+        if (readerFailure != null) {
+            close();
+            throw readerFailure;
+        }
+        if (!ok) {
+            close();
+            throw new IllegalStateException("the kernel client's socket reader did not start");
+        }
+    }
+
+    /** From now on, a heartbeat not echoed within the timeout declares the kernel dead. */
+    void enableHeartbeat() {
+        heartbeatOn = true;
+        wake();
+    }
+
+    /** Why the kernel is gone, or null while it is believed alive. */
+    String deathReason() {
+        return deathReason.get();
+    }
+
+    /** Messages dropped because their signature was wrong or their frames were malformed. */
+    long droppedMessages() {
+        return dropped.get();
+    }
+
+    /**
+     * Sends a request and returns the handle its replies and side effects arrive on. Registered before it is sent, so
+     * no reply can be missed. Thread-safe; does not block.
+     *
+     * @param budget what the reader may queue of its output before dropping (counted), or null for no limit
+     * @param into   the queue its messages go to, shared by several requests; null for a queue of its own
+     */
+    Request request(Channel channel, String msgType, ObjectNode content, Budget budget,
+                    BlockingQueue<JupyterMessage> into) {
+        String msgId = UUID.randomUUID().toString();
+        Request r = new Request(msgId, budget, into == null ? new LinkedBlockingQueue<>() : into);
+        requests.put(msgId, r);
+        if (deathReason.get() != null) {
+            r.queue.offer(JupyterMessage.DEATH);
+            return r;
+        }
+        outbox.add(new Outgoing(channel, header(msgId, msgType), EMPTY_DICT, bytes(content)));
+        wake();
+        return r;
+    }
+
+    /**
+     * Marks the kernel dead: every waiting request receives {@link JupyterMessage#DEATH}, later ones at once, and the
+     * reader stops. Idempotent; the first reason is kept. Any thread; does not block.
+     */
+    void markDead(String reason) {
+        deathReason.compareAndSet(null, reason);
+        if (!stopping) {
+            stopping = true;
+            for (Request r : requests.values()) {
+                r.queue.offer(JupyterMessage.DEATH);
+            }
+        }
+        wake();
+    }
+
+    /** Marks the client dead (if it is not) and waits, bounded, for the reader to close its sockets. Idempotent. */
+    @Override
+    public void close() {
+        markDead("the kernel client was closed");
+        if (reader.isAlive() && Thread.currentThread() != reader) {
+            try {
+                reader.join(READER_WAIT.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (reader.isAlive()) {
+                LOG.warn("kernel {}: the socket reader did not stop within {} s", name, READER_WAIT.toSeconds());
+            }
+        }
+        wakeSender.close();
+    }
+
+    private void wake() {
+        if (wakePending.compareAndSet(false, true)) {
+            try {
+                wakeSender.send(new DatagramPacket(new byte[] {1}, 1));
+            } catch (IOException e) {
+                // Closed, or the datagram was refused: the reader still polls at least every heartbeat interval.
+                wakePending.set(false);
+            }
+        }
+    }
+
+    private byte[] header(String msgId, String msgType) {
+        ObjectNode h = json.createObjectNode();
+        h.put("msg_id", msgId);
+        h.put("session", session);
+        h.put("username", "codeexec");
+        h.put("date", Instant.now().toString());
+        h.put("msg_type", msgType);
+        h.put("version", PROTOCOL_VERSION);
+        return bytes(h);
+    }
+
+    private byte[] bytes(JsonNode node) {
+        try {
+            return json.writeValueAsBytes(node);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ---- the socket reader: everything below runs on it only ----
+
+    private void readLoop() {
+        WireCodec codec = new WireCodec(info.key());
+        List<ZMQ.Socket> sockets = new ArrayList<>();
+        ZMQ.Poller poller = null;
+        try {
+            ZMQ.Socket shell = socket(sockets, SocketType.DEALER);
+            ZMQ.Socket control = socket(sockets, SocketType.DEALER);
+            ZMQ.Socket stdin = socket(sockets, SocketType.DEALER);
+            ZMQ.Socket iopub = socket(sockets, SocketType.SUB);
+            ZMQ.Socket hb = socket(sockets, SocketType.REQ);
+            // The kernel sends input_request to the identity that sent the execute_request: stdin must share it.
+            shell.setIdentity(identity);
+            stdin.setIdentity(identity);
+            // A full receive queue would drop IOPub messages, among them the idle status that completes a cell;
+            // this reader drains at wire speed and bounds what it keeps per request.
+            iopub.setRcvHWM(0);
+            iopub.subscribe(new byte[0]);
+            // A missed echo must not wedge the REQ state machine: relaxed, with replies matched to their request.
+            hb.setReqRelaxed(true);
+            hb.setReqCorrelate(true);
+            iopub.connect(info.iopubAddress());
+            shell.connect(info.shellAddress());
+            control.connect(info.controlAddress());
+            stdin.connect(info.stdinAddress());
+            hb.connect(info.hbAddress());
+            poller = zmq.createPoller(6);
+            int iShell = poller.register(shell, ZMQ.Poller.POLLIN);
+            int iIopub = poller.register(iopub, ZMQ.Poller.POLLIN);
+            int iControl = poller.register(control, ZMQ.Poller.POLLIN);
+            int iStdin = poller.register(stdin, ZMQ.Poller.POLLIN);
+            int iHb = poller.register(hb, ZMQ.Poller.POLLIN);
+            int iWake = poller.register(wakeReceiver, ZMQ.Poller.POLLIN);
+            connected.countDown();
+
+            ByteBuffer wakeBuf = ByteBuffer.allocate(16);
+            long now = System.nanoTime();
+            long nextPing = now;
+            long lastEcho = now;
+            boolean heartbeatWasOn = false;
+            while (!stopping) {
+                long waitMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextPing - System.nanoTime()),
+                        1000));
+                poller.poll(waitMillis);
+                if (poller.pollin(iWake)) {
+                    while (wakeReceiver.receive(wakeBuf.clear()) != null) {
+                        // Drained: each datagram only says "look at the outbox".
+                    }
+                }
+                wakePending.set(false);
+                for (Outgoing o; (o = outbox.poll()) != null; ) {
+                    ZMQ.Socket s = o.channel == Channel.CONTROL ? control : o.channel == Channel.STDIN ? stdin : shell;
+                    sendFrames(s, codec.encode(o.header, o.parent, EMPTY_DICT, o.content));
+                }
+                if (poller.pollin(iIopub)) {
+                    drain(iopub, Channel.IOPUB, codec, stdin);
+                }
+                if (poller.pollin(iShell)) {
+                    drain(shell, Channel.SHELL, codec, stdin);
+                }
+                if (poller.pollin(iControl)) {
+                    drain(control, Channel.CONTROL, codec, stdin);
+                }
+                if (poller.pollin(iStdin)) {
+                    drain(stdin, Channel.STDIN, codec, stdin);
+                }
+                now = System.nanoTime();
+                // One receive per ping: a REQ socket refuses a second receive before the next send.
+                if (poller.pollin(iHb) && hb.recv(ZMQ.DONTWAIT) != null) {
+                    lastEcho = now;
+                }
+                boolean on = heartbeatOn;
+                if (on && !heartbeatWasOn) {
+                    lastEcho = now; // the clock starts when the kernel was found ready
+                }
+                heartbeatWasOn = on;
+                if (now - nextPing >= 0) {
+                    hb.send(PING, ZMQ.DONTWAIT);
+                    nextPing = now + hbIntervalNanos;
+                }
+                if (on && now - lastEcho > hbTimeoutNanos) {
+                    // The reason first (the kill makes the process exit, which must not become the reason), then the
+                    // kill, then the waiters: when they wake, the kernel is on its way out.
+                    if (deathReason.compareAndSet(null, "the kernel stopped answering heartbeats for "
+                            + TimeUnit.NANOSECONDS.toMillis(now - lastEcho) / 1000.0 + " s")) {
+                        onHeartbeatDeath.run();
+                    }
+                    markDead(deathReason.get());
+                }
+            }
+        } catch (RuntimeException | IOException e) {
+            if (!stopping) {
+                RuntimeException failure = e instanceof RuntimeException re ? re
+                        : new IllegalStateException("kernel client I/O failed", e);
+                readerFailure = failure;
+                LOG.error("kernel {}: the socket reader failed", name, e);
+                markDead("the connection to the kernel failed (" + e.getClass().getSimpleName() + ")");
+            }
+        } finally {
+            connected.countDown();
+            if (poller != null) {
+                poller.close();
+            }
+            for (ZMQ.Socket s : sockets) {
+                try {
+                    zmq.destroySocket(s);
+                } catch (RuntimeException e) {
+                    LOG.debug("kernel {}: closing a socket failed", name, e);
+                }
+            }
+            try {
+                wakeReceiver.close();
+            } catch (IOException ignored) {
+                // Nothing to release further.
+            }
+        }
+    }
+
+    private ZMQ.Socket socket(List<ZMQ.Socket> sockets, SocketType type) {
+        ZMQ.Socket s = zmq.createSocket(type);
+        s.setLinger(0); // close() must not wait for unsent messages to a kernel that may be gone
+        sockets.add(s);
+        return s;
+    }
+
+    private static void sendFrames(ZMQ.Socket s, List<byte[]> frames) {
+        for (int i = 0; i < frames.size(); i++) {
+            s.send(frames.get(i), i < frames.size() - 1 ? ZMQ.SNDMORE : 0);
+        }
+    }
+
+    private void drain(ZMQ.Socket s, Channel channel, WireCodec codec, ZMQ.Socket stdin) {
+        for (int n = 0; n < BURST; n++) {
+            byte[] first = s.recv(ZMQ.DONTWAIT);
+            if (first == null) {
+                return;
+            }
+            List<byte[]> frames = new ArrayList<>(8);
+            frames.add(first);
+            while (s.hasReceiveMore()) {
+                frames.add(s.recv(0));
+            }
+            WireCodec.Decoded d = codec.decode(frames);
+            if (!d.ok()) {
+                long count = dropped.incrementAndGet();
+                // The first few at WARN: one forged or corrupted message is worth seeing; a flood is not worth more.
+                if (count <= 10) {
+                    LOG.warn("kernel {}: dropped a message on {}: {}", name, channel, d.problem());
+                } else {
+                    LOG.debug("kernel {}: dropped a message on {}: {} ({} so far)", name, channel, d.problem(), count);
+                }
+                continue;
+            }
+            JupyterMessage m;
+            try {
+                JsonNode header = json.readTree(d.header());
+                JsonNode parent = json.readTree(d.parent());
+                m = new JupyterMessage(channel, header.path("msg_type").asText(""), header.path("msg_id").asText(""),
+                        parent == null ? "" : parent.path("msg_id").asText(""), d.content());
+            } catch (IOException e) {
+                dropped.incrementAndGet();
+                LOG.warn("kernel {}: dropped a signed message on {} whose header is not JSON", name, channel);
+                continue;
+            }
+            if (channel == Channel.STDIN && m.msgType().equals("input_request")) {
+                // Requests are sent with allow_stdin false, so a kernel should never ask. If one does, an empty
+                // answer lets the cell go on instead of blocking until its timeout.
+                sendFrames(stdin, codec.encode(header(UUID.randomUUID().toString(), "input_reply"), d.header(),
+                        EMPTY_DICT, "{\"value\":\"\"}".getBytes(StandardCharsets.UTF_8)));
+            }
+            route(m);
+        }
+    }
+
+    private void route(JupyterMessage m) {
+        Request r = requests.get(m.parentId());
+        if (r == null) {
+            // Another client's, a background thread's output after idle, or a request already given up on.
+            LOG.trace("kernel {}: no request for {}", name, m);
+            return;
+        }
+        if (r.budget != null && m.channel() == Channel.IOPUB && !r.budget.admit(m)) {
+            return;
+        }
+        r.queue.offer(m);
+    }
+
+    /**
+     * What the reader may queue of one request's output; once it is used up, output messages are dropped and counted,
+     * so memory stays bounded (by the budget plus one message) even when the consumer is slower than the kernel.
+     * Written by the reader only.
+     */
+    static final class Budget {
+        private final long streamBytes;
+        private final int richMessages;
+        private final long richBytes;
+        private long streamUsed;
+        private int richCount;
+        private long richUsed;
+        private final AtomicLong droppedStreamBytes = new AtomicLong();
+        private final AtomicLong droppedRich = new AtomicLong();
+
+        /**
+         * @param streamBytes  bytes of {@code stream} content frames to queue
+         * @param richMessages {@code display_data} and {@code update_display_data} messages to queue
+         * @param richBytes    bytes of their content frames to queue
+         */
+        Budget(long streamBytes, int richMessages, long richBytes) {
+            this.streamBytes = streamBytes;
+            this.richMessages = richMessages;
+            this.richBytes = richBytes;
+        }
+
+        boolean admit(JupyterMessage m) {
+            switch (m.msgType()) {
+                case "stream" -> {
+                    // Admitted while under budget, even if it overshoots: ipykernel batches a burst of prints into
+                    // one message, and dropping it whole would lose the output the cap would have kept.
+                    if (streamUsed >= streamBytes) {
+                        droppedStreamBytes.addAndGet(m.contentBytes());
+                        return false;
+                    }
+                    streamUsed += m.contentBytes();
+                    return true;
+                }
+                case "display_data", "update_display_data" -> {
+                    if (richCount >= richMessages || richUsed >= richBytes) {
+                        droppedRich.incrementAndGet();
+                        return false;
+                    }
+                    richCount++;
+                    richUsed += m.contentBytes();
+                    return true;
+                }
+                default -> {
+                    return true;
+                }
+            }
+        }
+
+        long droppedStreamBytes() {
+            return droppedStreamBytes.get();
+        }
+
+        long droppedRich() {
+            return droppedRich.get();
+        }
+    }
+
+    /** One request in flight: its id and the queue its messages arrive on. Close it when done. */
+    final class Request implements AutoCloseable {
+        private final String msgId;
+        private final Budget budget;
+        private final BlockingQueue<JupyterMessage> queue;
+
+        private Request(String msgId, Budget budget, BlockingQueue<JupyterMessage> queue) {
+            this.msgId = msgId;
+            this.budget = budget;
+            this.queue = queue;
+        }
+
+        String msgId() {
+            return msgId;
+        }
+
+        Budget budget() {
+            return budget;
+        }
+
+        /** The next message, waiting up to {@code nanos}; null when none came. */
+        JupyterMessage poll(long nanos) throws InterruptedException {
+            return queue.poll(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+        }
+
+        /** Stops routing to this request; later messages for it are dropped. */
+        @Override
+        public void close() {
+            requests.remove(msgId, this);
+        }
+    }
+}

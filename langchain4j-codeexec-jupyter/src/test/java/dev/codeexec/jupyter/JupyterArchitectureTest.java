@@ -1,0 +1,33 @@
+package dev.codeexec.jupyter;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+/** The Jupyter backend builds on the engine contract and the SPI alone. */
+@AnalyzeClasses(packages = "dev.codeexec.jupyter", importOptions = ImportOption.DoNotIncludeTests.class)
+class JupyterArchitectureTest {
+
+    @ArchTest
+    static final ArchRule jupyter_does_not_depend_on_the_adapter = noClasses()
+            .that().resideInAPackage("dev.codeexec.jupyter..")
+            .should().dependOnClassesThat().resideInAPackage("dev.codeexec.langchain4j..")
+            .because("backends implement the engine contract; the adapter builds on them, not the other way round");
+
+    @ArchTest
+    static final ArchRule jupyter_does_not_depend_on_langchain4j = noClasses()
+            .that().resideInAPackage("dev.codeexec.jupyter..")
+            .should().dependOnClassesThat().resideInAPackage("dev.langchain4j..")
+            .because("the backend is usable without LangChain4j");
+
+    @ArchTest
+    static final ArchRule only_the_engine_is_public = noClasses()
+            .that().resideInAPackage("dev.codeexec.jupyter..")
+            .and().doNotHaveFullyQualifiedName(JupyterEngine.class.getName())
+            .and().doNotHaveFullyQualifiedName(JupyterEngine.Builder.class.getName())
+            .should().bePublic()
+            .because("the kernel client, wire format and cell handling are implementation details");
+}
