@@ -16,8 +16,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Memory and process-count limits through control groups, v1 or v2, whichever hierarchy carries the controller on
- * this host. Each engine gets a directory {@code codeexec-<pid>-<n>} under the JVM's own cgroup of each controller;
+ * Memory and process-count limits, and a fair share of the CPU, through control groups, v1 or v2, whichever hierarchy
+ * carries the controller on this host. A run in its own {@code cpu} group competes for the CPU as one entity with
+ * the other runs and with the host's own processes, however many processes it starts (a fork bomb gets one share,
+ * not one per process), so that other runs keep working. Each engine gets a directory {@code codeexec-<pid>-<n>} under the JVM's own cgroup of each controller;
  * each limited run gets a child {@code run-<n>} that the launching shell joins (by writing its PID to
  * {@code cgroup.procs}) before it {@code exec}s bubblewrap, so every process of the run is counted from the start.
  *
@@ -41,10 +43,12 @@ final class Cgroups implements AutoCloseable {
 
     private final Controller memory;
     private final Controller pids;
+    private final Controller cpu;
 
-    private Cgroups(Controller memory, Controller pids) {
+    private Cgroups(Controller memory, Controller pids, Controller cpu) {
         this.memory = memory;
         this.pids = pids;
+        this.cpu = cpu;
     }
 
     /** Detects and prepares the controllers; never throws (an unusable controller is simply absent). */
@@ -56,11 +60,12 @@ final class Cgroups implements AutoCloseable {
             mountinfo = Files.readAllLines(Path.of("/proc/self/mountinfo"));
             self = Files.readAllLines(Path.of("/proc/self/cgroup"));
         } catch (IOException | RuntimeException e) {
-            return new Cgroups(null, null);
+            return new Cgroups(null, null, null);
         }
         Controller mem = prepare("memory", suffix, mountinfo, self);
         Controller pid = prepare("pids", suffix, mountinfo, self);
-        return new Cgroups(mem, pid);
+        Controller c = prepare("cpu", suffix, mountinfo, self);
+        return new Cgroups(mem, pid, c);
     }
 
     boolean memory() {
@@ -71,10 +76,16 @@ final class Cgroups implements AutoCloseable {
         return pids != null;
     }
 
+    /** True when each run gets its own CPU share. */
+    boolean cpu() {
+        return cpu != null;
+    }
+
     /** Human-readable summary for logs. */
     String describe() {
         return "memory=" + (memory == null ? "unavailable" : memory.v2 ? "cgroup2" : "cgroup1")
-                + ", pids=" + (pids == null ? "unavailable" : pids.v2 ? "cgroup2" : "cgroup1");
+                + ", pids=" + (pids == null ? "unavailable" : pids.v2 ? "cgroup2" : "cgroup1")
+                + ", cpu=" + (cpu == null ? "unavailable" : cpu.v2 ? "cgroup2" : "cgroup1");
     }
 
     private static Controller prepare(String name, String suffix, List<String> mountinfo, List<String> self) {
@@ -191,7 +202,8 @@ final class Cgroups implements AutoCloseable {
     }
 
     /**
-     * Creates the cgroups of one run and writes its limits.
+     * Creates the cgroups of one run and writes its limits; the run also gets a CPU group of its own (the default
+     * weight) where the cpu controller is available.
      *
      * @param memoryBytes memory limit, or null
      * @param maxPids     process limit, or null
@@ -204,9 +216,7 @@ final class Cgroups implements AutoCloseable {
         RunGroup group = new RunGroup(dirs);
         try {
             if (memoryBytes != null) {
-                Path d = memory.base.resolve(name);
-                Files.createDirectory(d);
-                dirs.add(d);
+                Path d = dir(memory, name, dirs);
                 if (memory.v2) {
                     Files.writeString(d.resolve("memory.max"), Long.toString(memoryBytes));
                     Path swap = d.resolve("memory.swap.max");
@@ -223,13 +233,11 @@ final class Cgroups implements AutoCloseable {
                 }
             }
             if (maxPids != null) {
-                Path d = pids.v2 && memory != null && memory.v2 && memoryBytes != null
-                        ? dirs.get(0) : pids.base.resolve(name);
-                if (!dirs.contains(d)) {
-                    Files.createDirectory(d);
-                    dirs.add(d);
-                }
-                Files.writeString(d.resolve("pids.max"), Integer.toString(maxPids));
+                Files.writeString(dir(pids, name, dirs).resolve("pids.max"), Integer.toString(maxPids));
+                group.processes = true;
+            }
+            if (cpu != null) {
+                dir(cpu, name, dirs);
             }
             return group;
         } catch (IOException | RuntimeException e) {
@@ -238,10 +246,20 @@ final class Cgroups implements AutoCloseable {
         }
     }
 
+    /** The run's directory of one controller (one shared directory for every controller of cgroup v2). */
+    private static Path dir(Controller c, String name, List<Path> dirs) throws IOException {
+        Path d = c.base.resolve(name);
+        if (!dirs.contains(d)) {
+            Files.createDirectory(d);
+            dirs.add(d);
+        }
+        return d;
+    }
+
     /** Removes the engine's directories (runs still alive keep theirs until they end). */
     @Override
     public void close() {
-        for (Controller c : new Controller[]{memory, pids}) {
+        for (Controller c : new Controller[]{memory, pids, cpu}) {
             if (c != null) {
                 removeLater(c.base, 0);
             }
@@ -251,9 +269,15 @@ final class Cgroups implements AutoCloseable {
     /** The cgroups of one run. */
     static final class RunGroup implements AutoCloseable {
         private final List<Path> dirs;
+        private boolean processes;
 
         RunGroup(List<Path> dirs) {
             this.dirs = dirs;
+        }
+
+        /** True when the group holds the run's process limit. */
+        boolean limitsProcesses() {
+            return processes;
         }
 
         /** The {@code cgroup.procs} files the launching shell writes its PID into. */

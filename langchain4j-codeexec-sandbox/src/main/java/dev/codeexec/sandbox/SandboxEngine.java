@@ -122,6 +122,10 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private final ArtifactService artifacts;
     private final Preflight.Result preflight;
     private final Cgroups cgroups;
+    /** Who programs run as on the host: never root where the platform allows (see SandboxUser). */
+    private final SandboxUser user;
+    /** How a process limit is enforced without a pids control group (see RunLimits). */
+    private final RunLimits runLimits;
     private final Capabilities capabilities;
     private final String shell;
     private final WorkspaceRegistry codeWorkspaces;
@@ -147,7 +151,6 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         p = b.network == null ? p : p.withNetwork(b.network);
         this.profile = hideArtifactStore(p, b.artifacts);
         this.envPolicy = b.envPolicy == null ? ShellEnvironmentPolicy.sandboxDefault() : b.envPolicy;
-        this.defaultLimits = b.limits == null ? ResourceLimits.NONE : b.limits;
         this.hostEnvironment = Map.copyOf(b.hostEnvironment == null ? System.getenv() : b.hostEnvironment);
         this.baseEnvironment = envPolicy.base(hostEnvironment);
         this.maxOutputBytes = b.maxOutputBytes == null ? BoundedOutput.DEFAULT_CAP : b.maxOutputBytes;
@@ -181,12 +184,18 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
         this.artifacts = b.artifacts;
         this.access = new AccessDecision(profile);
-        this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build());
-
         try {
+            SandboxUser wanted = needsBwrap ? SandboxUser.detect(b.sandboxUid, b.sandboxGid) : null;
+            if (wanted != null) {
+                wanted.prepare(manager.baseDir(), sandboxRoot, stateDir, runsDir, manager.baseDir());
+            }
             this.preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null ? PreflightMode.STRICT
-                    : b.preflightMode, stateDir) : null;
+                    : b.preflightMode, stateDir, wanted) : null;
+            this.user = preflight != null && preflight.user() != null ? preflight.user()
+                    : SandboxUser.of(SandboxUser.Mode.SAME, -1, -1, null);
+            this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
+                    .inputRoots(b.inputRoots).artifacts(b.artifacts).access(ws -> access).build(), user,
+                    profile.protectedMetadata());
             if (platform == SandboxPlatform.MACOS_SEATBELT
                     && profile.enforcement() == PermissionProfile.Enforcement.MANAGED
                     && !Files.isExecutable(Path.of(SeatbeltProfile.SANDBOX_EXEC))) {
@@ -194,8 +203,12 @@ public final class SandboxEngine implements Engine, CodeExecutor {
                         + " is missing; the macOS sandbox cannot run. The engine never runs programs without it.");
             }
             this.cgroups = platform == SandboxPlatform.LINUX_BWRAP ? Cgroups.detect() : null;
-            this.capabilities = capabilities(platform, profile, cgroups);
-            capabilities.requireLimits(defaultLimits, "SandboxEngine on this host (" + limitsSupport() + ")");
+            this.runLimits = platform == SandboxPlatform.LINUX_BWRAP
+                    ? RunLimits.detect(shell, user, cgroups != null && cgroups.pids()) : RunLimits.none();
+            this.capabilities = capabilities(platform, profile, cgroups, runLimits.processesByRlimit());
+            capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits,
+                    "SandboxEngine on this host (" + limitsSupport() + ")");
+            this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
             validateLimits(defaultLimits);
         } catch (RuntimeException e) {
             cleanupRoot();
@@ -206,9 +219,17 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
                     + "the host's files and network");
         }
-        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, default limits={}", platform,
-                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe(),
-                defaultLimits.isEmpty() ? "none (no memory or process limit)" : defaultLimits);
+        String unbounded = platform == SandboxPlatform.LINUX_BWRAP
+                ? RunLimits.unbounded(capabilities.enforcedLimits()) : "";
+        if (!unbounded.isEmpty()) {
+            LOG.warn("SandboxEngine cannot bound the {} of a run on this host ({}): a program can exhaust them. "
+                    + "Memory and process limits need control groups the engine may create (root, or a delegated "
+                    + "cgroup v2 subtree); processes also work through RLIMIT_NPROC when programs do not run as root "
+                    + "(Linux 5.14 or later). See docs/sandbox.md, Resource limits", unbounded, limitsSupport());
+        }
+        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, programs as {}, default "
+                + "limits={}", platform, profile.enforcement(), profile.network().id(),
+                cgroups == null ? "n/a" : cgroups.describe(), user.describe(), defaultLimits);
     }
 
     /**
@@ -254,7 +275,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             @Override
             public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
                 requireOpen();
-                return manager.createWorkspace(execId, policy);
+                Workspace w = manager.createWorkspace(execId, policy);
+                user.claimTree(Path.of(w.path())); // programs write their workspace, as the sandbox user
+                return w;
             }
 
             @Override
@@ -399,6 +422,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         /** True when bubblewrap reports the start on the status descriptor; false when the launcher does. */
         final boolean viaBwrap;
         final Path workspace;
+        /** The run's layout, whose placeholders are removed after the run; null when nothing was mounted. */
+        SandboxLayout.Plan plan;
 
         Prepared(HostLaunch launch, Cgroups.RunGroup group, Path runDir, boolean viaBwrap, Path workspace) {
             this.launch = launch;
@@ -422,6 +447,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             try {
                 if (group != null) {
                     group.close();
+                }
+                if (plan != null) {
+                    plan.removePlaceholders();
                 }
             } finally {
                 try {
@@ -448,7 +476,9 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             if (p.group != null) {
                 p.group.close();
             }
-            return p.launch;
+            HostLaunch l = p.launch;
+            return new HostLaunch(Launcher.withoutCgroups(l.argv()), l.environment(), l.directory(), l.stdin(),
+                    l.timeout(), l.maxOutputBytes(), l.listener(), l.wrapped());
         });
     }
 
@@ -475,8 +505,12 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             throw new PolicyViolationException("workspace directory '" + directory + "' would expose the host root "
                     + "or the sandbox root; choose a dedicated directory");
         }
-        WorkspaceLayout.create(dir);
-        Prepared p = prepare(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra);
+        SandboxUser owner = user.forDirectory(dir);
+        PathResolver resolver = new PathResolver(dir);
+        for (String d : WorkspaceLayout.DIRECTORIES) {
+            owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
+        }
+        Prepared p = prepare(resolver, Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra, owner);
         try {
             return p.checkSetup(onLauncher(() -> HostProcesses.run(p.launch)));
         } finally {
@@ -487,11 +521,11 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     private Prepared prepare(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
         PathResolver resolver = fs.resolver(ws);
-        return prepare(resolver, fs.readOnlyPaths(ws), spec, extra);
+        return prepare(resolver, fs.readOnlyPaths(ws), spec, extra, user);
     }
 
     private Prepared prepare(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
-                             AdditionalPermissions extra) {
+                             AdditionalPermissions extra, SandboxUser user) {
         requireOpen();
         ResourceLimits limits = merge(defaultLimits, spec.limits());
         capabilities.requireLimits(limits, "SandboxEngine on this host (" + limitsSupport() + ")");
@@ -511,7 +545,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             throw new PolicyViolationException("cwd '" + cwdRel + "' is hidden by the permission profile");
         }
         String runDir = WorkspaceLayout.newRunDir();
-        resolver.ensureDirectory(runDir);
+        user.claim(resolver.ensureDirectory(runDir)); // the program writes its run directory
         Map<String, String> runtime = new LinkedHashMap<>(WorkspaceLayout.variables(root.toString(), runDir));
         String tmp = root.resolve(WorkspaceLayout.TMP).toString();
         runtime.put("HOME", root.resolve(WorkspaceLayout.HOME).toString());
@@ -528,7 +562,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
             Path pinDir = platform == SandboxPlatform.LINUX_BWRAP ? privateDir : null;
             SandboxLayout.Plan plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot,
-                    SandboxLayout.homeDirectories(), pinDir) : null;
+                    SandboxLayout.homeDirectories(), pinDir, user) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
             }
@@ -537,9 +571,10 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             programArgv.add(command);
             programArgv.addAll(spec.args());
 
-            if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
+            if (cgroups != null && (limits.memoryBytes() != null || cgroups.cpu()
+                    || limits.maxProcesses() != null && cgroups.pids())) {
                 try {
-                    group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
+                    group = cgroups.open(limits.memoryBytes(), cgroups.pids() ? limits.maxProcesses() : null);
                 } catch (IOException e) {
                     throw new BackendUnavailableException("cannot create the run's control group for its memory or "
                             + "process limit: " + e.getClass().getSimpleName(), e);
@@ -548,15 +583,17 @@ public final class SandboxEngine implements Engine, CodeExecutor {
             boolean viaBwrap = platform == SandboxPlatform.LINUX_BWRAP
                     && runProfile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
             List<String> argv = argv(runProfile, plan, env, cwd, programArgv, limits, group,
-                    statusFile(privateDir).toString(), viaBwrap);
+                    statusFile(privateDir).toString(), viaBwrap, user);
             int cap = spec.maxOutputBytes() > 0 ? spec.maxOutputBytes() : maxOutputBytes;
             // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
             // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
             Map<String, String> launchEnv = viaBwrap ? Map.of() : env;
             // Under bubblewrap the launched process is bwrap: a graceful stop must signal the program, not bwrap,
             // whose death ends the namespace at once (--die-with-parent).
-            return new Prepared(new HostLaunch(argv, launchEnv, cwd, spec.stdin(), spec.timeout(), cap,
+            Prepared prepared = new Prepared(new HostLaunch(argv, launchEnv, cwd, spec.stdin(), spec.timeout(), cap,
                     spec.outputListener(), viaBwrap), group, privateDir, viaBwrap, root);
+            prepared.plan = plan;
+            return prepared;
         } catch (RuntimeException e) {
             new Prepared(null, group, privateDir, false, root).release();
             throw e;
@@ -579,7 +616,7 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
     private List<String> argv(PermissionProfile runProfile, SandboxLayout.Plan plan, Map<String, String> env,
                               Path cwd, List<String> program, ResourceLimits limits, Cgroups.RunGroup group,
-                              String status, boolean viaBwrap) {
+                              String status, boolean viaBwrap, SandboxUser user) {
         Long cpu = limits.cpuTime() == null ? null
                 : Math.max(1, (limits.cpuTime().toMillis() + 999) / 1000);
         Long blocks = limits.maxFileBytes() == null ? null : Math.max(1, (limits.maxFileBytes() + 511) / 512);
@@ -598,9 +635,10 @@ public final class SandboxEngine implements Engine, CodeExecutor {
                     m -> SeccompFiles.ensure(stateDir, m).toString());
             List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
                     runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
-                    3, Launcher.STATUS_FD, env, cwd.toString(), program));
+                    3, Launcher.STATUS_FD, env, cwd.toString(), program, user.launchPrefix(), user.bwrapIdentity(),
+                    group != null && group.limitsProcesses() ? List.of() : runLimits.inside(limits.maxProcesses())));
             return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, plan.pinnedDirs(),
-                    seccomp, false, bwrapArgv));
+                    plan.checkedDirs(), seccomp, false, bwrapArgv));
         }
         return Launcher.argv(new Launcher.Spec(shell, status, procs, cpu, blocks, nofile, List.of(), null, false,
                 BwrapCommand.unsandboxedArgv(preflight.bwrap(), Launcher.STATUS_FD, env, cwd.toString(), program)));
@@ -723,12 +761,18 @@ public final class SandboxEngine implements Engine, CodeExecutor {
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {
+        return capabilities(platform, profile, cgroups, false);
+    }
+
+    static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups,
+                                     boolean processesByRlimit) {
         Set<ResourceLimit> limits = EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE,
                 ResourceLimit.OPEN_FILES);
         if (cgroups != null && cgroups.memory()) {
             limits.add(ResourceLimit.MEMORY);
         }
-        if (cgroups != null && cgroups.pids()) {
+        if (cgroups != null && cgroups.pids() || processesByRlimit && profile.enforcement()
+                == PermissionProfile.Enforcement.MANAGED) {
             limits.add(ResourceLimit.PROCESSES);
         }
         Isolation isolation = switch (profile.enforcement()) {
@@ -854,6 +898,8 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         private Map<String, String> hostEnvironment;
         private Long scratchBytes;
         private SandboxPlatform platform;
+        private Integer sandboxUid;
+        private Integer sandboxGid;
 
         private Builder() {
         }
@@ -949,6 +995,18 @@ public final class SandboxEngine implements Engine, CodeExecutor {
 
         Builder platform(SandboxPlatform platform) {
             this.platform = platform;
+            return this;
+        }
+
+        /**
+         * The unprivileged host user and group that programs run as when the JVM runs as root; default
+         * {@value SandboxUser#DEFAULT_UID}:{@value SandboxUser#DEFAULT_GID}. Nothing else on the host may use them (a
+         * process of that user could reach into every sandbox); the engine's workspaces belong to them. Ignored when
+         * the JVM is not root: programs then run as the JVM's own user.
+         */
+        public Builder sandboxUser(int uid, int gid) {
+            this.sandboxUid = uid;
+            this.sandboxGid = gid;
             return this;
         }
 
