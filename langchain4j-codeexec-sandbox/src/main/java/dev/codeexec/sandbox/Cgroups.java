@@ -51,8 +51,14 @@ final class Cgroups implements AutoCloseable {
         this.cpu = cpu;
     }
 
+    /** Tests only: behave as on a host without usable control groups. */
+    static volatile boolean unavailableForTests;
+
     /** Detects and prepares the controllers; never throws (an unusable controller is simply absent). */
     static Cgroups detect() {
+        if (unavailableForTests) {
+            return new Cgroups(null, null, null);
+        }
         String suffix = "codeexec-" + ProcessHandle.current().pid() + "-" + ENGINES.incrementAndGet();
         List<String> mountinfo;
         List<String> self;
