@@ -79,6 +79,25 @@ class SandboxHostStateIT extends AbstractSandboxIT {
     }
 
     @Test
+    void should_keep_host_wide_settings_read_only_even_where_programs_must_run_as_root() throws Exception {
+        assumeTrue(SandboxTesting.isRoot(), "only a root JVM can fall back to root");
+        SandboxUser.rootForTests = true;
+        try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("root-fallback")).build()) {
+            Workspace w = e.manager().createWorkspace("fallback", WorkspacePolicy.DEFAULT);
+            RunResult r = python(e, w, IDENTITY_WRITES);
+            assertThat(r.exitCode()).as(r.stderr()).isZero();
+            // The read-only /proc holds on its own: uid 0 passes the permission checks of /proc/sys.
+            assertThat(r.stdout()).contains("uid 0 0 0").contains("/proc/sys/kernel/core_pattern EROFS")
+                    .contains("/proc/sys/vm/overcommit_memory EROFS").contains("/proc/sys/fs/file-max EROFS");
+            // Positive control: the workspace (root's, here) is still the program's to write.
+            assertThat(r.stdout()).contains("workspace ok");
+            assertThat(e.fs().readFile(w, "out/mine.txt", 0, 100).contentAsString()).isEqualTo("written");
+        } finally {
+            SandboxUser.rootForTests = false;
+        }
+    }
+
+    @Test
     void should_refuse_write_grants_into_proc_sys_and_dev() {
         for (String p : new String[]{"/proc/sys", "/sys/kernel", "/sys", "/dev/shm", "/proc"}) {
             assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths(p))
@@ -101,7 +120,8 @@ class SandboxHostStateIT extends AbstractSandboxIT {
                 .profile(PermissionProfile.workspaceWrite().withWritePaths(grant.toString())).build()) {
             Workspace w = e.manager().createWorkspace("k", WorkspacePolicy.DEFAULT);
             RunResult r = python(e, w, SandboxTesting.TRY
-                    + "line = [l for l in open('/proc/self/mountinfo') if l.split()[4] == '" + sys + "'][0]\n"
+                    // The last mount at a path is the one in effect (the host's view of it lies underneath).
+                    + "line = [l for l in open('/proc/self/mountinfo') if l.split()[4] == '" + sys + "'][-1]\n"
                     + "print('options', line.split()[5])\n"
                     + "print('open', attempt(lambda: os.close(os.open('" + sys
                     + "/kernel/mm/transparent_hugepage/enabled', os.O_WRONLY))))\n"
