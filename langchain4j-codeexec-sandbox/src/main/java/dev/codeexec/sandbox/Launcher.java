@@ -44,7 +44,7 @@ final class Launcher {
                     + "; }",
             "n=$1; shift",
             "while [ \"$n\" -gt 0 ]; do",
-            "  echo $$ 2>/dev/null >\"$1\" || fail cgroup \"cannot join the run's cgroup\"",
+            "  echo 0 2>/dev/null >\"$1\" || fail cgroup \"cannot join the run's cgroup\"",
             "  shift; n=$((n-1))",
             "done",
             "if [ -n \"$1\" ]; then ulimit -t \"$1\" || fail limit \"cannot set the CPU time limit\"; fi; shift",
@@ -114,16 +114,18 @@ final class Launcher {
     }
 
     /**
-     * The same launcher command line without joining control groups: for a launch that is only shown or measured
-     * ({@link SandboxEngine#plannedLaunch}), whose groups are released at once and must not be joined later.
+     * The same launcher command line joining other control groups ({@code cgroup.procs} files; none for an empty
+     * list): for a launch that is only shown or measured ({@link SandboxEngine#plannedLaunch}), whose own run groups
+     * are released at once.
      */
-    static List<String> withoutCgroups(List<String> argv) {
+    static List<String> withCgroups(List<String> argv, List<String> cgroupProcs) {
         if (argv.size() < 6 || !argv.get(2).equals(SCRIPT)) {
             return argv;
         }
         int n = Integer.parseInt(argv.get(5));
         List<String> a = new ArrayList<>(argv.subList(0, 5));
-        a.add("0");
+        a.add(Integer.toString(cgroupProcs.size()));
+        a.addAll(cgroupProcs);
         a.addAll(argv.subList(6 + n, argv.size()));
         return a;
     }

@@ -73,8 +73,8 @@ import org.slf4j.LoggerFactory;
  * {@code --cap-drop ALL}, {@code --new-session}, {@code --die-with-parent} and a seccomp filter (see
  * {@code docs/sandbox.md}).
  *
- * <p><b>Resource limits are off by default</b> ({@link ResourceLimits#NONE}): set {@link Builder#limits} to keep a
- * program from exhausting the host's memory or processes.
+ * <p><b>Runs are bounded by default</b>: memory, processes and a CPU share of their own, where the host can enforce
+ * them (see {@link Builder#limits}); programs are never host root where the platform allows it.
  *
  * <p><b>Fail closed.</b> The builder runs a {@link Preflight}: when the sandbox cannot start on this host,
  * {@link #builder()}{@code .build()} throws {@link BackendUnavailableException} saying what to fix. Nothing ever runs
@@ -84,7 +84,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * try (SandboxEngine engine = SandboxEngine.builder()
  *         .profile(PermissionProfile.workspaceWrite().withReadPaths("/srv/datasets"))
- *         .limits(ResourceLimits.builder().memoryBytes(512L << 20).maxProcesses(64).build())
+ *         .limits(ResourceLimits.builder().memoryBytes(4L << 30).build())   // default 2 GiB, 1024 processes
  *         .build()) {
  *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
  *     RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("python3").args("-c", "print(1)").build());
@@ -468,16 +468,24 @@ public final class SandboxEngine implements Engine, CodeExecutor {
      * would start for this spec now. Nothing is started; the checks and the layout are the same as for a run. Useful
      * to see the sandbox an operator gets, and to measure the engine against a raw start of the same command. The
      * launch refers to a private run directory of the engine (its status file, links to pinned files), which stays
-     * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
+     * until {@link #close()}; it joins a control group of the engine's with the run's limits, kept until
+     * {@link #close()} (one for every planned launch).
      */
     public HostLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         return gates.exclusive(ws, () -> {
             Prepared p = prepare(ws, spec, extra == null ? AdditionalPermissions.NONE : extra);
+            List<String> procs = List.of();
             if (p.group != null) {
-                p.group.close();
+                try {
+                    procs = cgroups.planned(p.group).procsFiles(); // same limits, in a group kept until close()
+                } catch (IOException e) {
+                    throw new BackendUnavailableException("cannot create the planned launch's control group", e);
+                } finally {
+                    p.group.close();
+                }
             }
             HostLaunch l = p.launch;
-            return new HostLaunch(Launcher.withoutCgroups(l.argv()), l.environment(), l.directory(), l.stdin(),
+            return new HostLaunch(Launcher.withCgroups(l.argv(), procs), l.environment(), l.directory(), l.stdin(),
                     l.timeout(), l.maxOutputBytes(), l.listener(), l.wrapped());
         });
     }
@@ -933,11 +941,12 @@ public final class SandboxEngine implements Engine, CodeExecutor {
         }
 
         /**
-         * Limits applied to every run (a run's own limits override them field by field). <b>Default: none</b> — no
-         * memory, process, CPU-time or file-size limit, so a program can exhaust the host's memory or processes; set
-         * them for model-written code (a start: 1 GiB of memory, 256 processes, a few minutes of CPU time per
-         * process). The build fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of
-         * them; memory and process limits need control groups.
+         * Limits applied to every run (a run's own limits override them field by field). <b>Default: bounded</b> —
+         * {@value RunLimits#DEFAULT_MEMORY_MIB} MiB of memory and {@value RunLimits#DEFAULT_MAX_PROCESSES} processes
+         * per run, where this host can enforce them (see {@code describe().enforcedLimits()}); limits set here replace
+         * those defaults field by field, and {@link ResourceLimits#NONE} turns them off. The build fails with
+         * {@link UnsupportedCapabilityException} when this host cannot enforce a limit set here; memory limits need
+         * control groups, process limits control groups or programs that are not root.
          */
         public Builder limits(ResourceLimits limits) {
             this.limits = limits;

@@ -127,8 +127,8 @@ final class SandboxLayout {
             for (String p : placeholders) {
                 Path d = Path.of(p);
                 try {
-                    if (Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS) && isEmptyDirectory(d)) {
-                        Files.deleteIfExists(d);
+                    if (Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+                        Files.delete(d); // rmdir: only an empty directory goes
                     }
                 } catch (IOException ignored) {
                     // Not empty after all, or gone: left as it is.
