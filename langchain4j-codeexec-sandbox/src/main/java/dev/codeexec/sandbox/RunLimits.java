@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * memory (a control group; the OOM killer ends the run beyond it) and {@value #DEFAULT_MAX_PROCESSES} processes and
  * threads (a control group, or {@code RLIMIT_NPROC} inside the run's user namespace), each where this host can
  * enforce it; on the remaining hosts the engine says at build time which bound it cannot set. Limits a caller sets
- * replace the defaults field by field, and are enforced or refused, never ignored.
+ * replace the defaults field by field, and are enforced or refused, never ignored; {@link ResourceLimits#NONE} set on
+ * purpose turns the defaults off.
  *
  * <p><b>Processes without a control group.</b> {@code RLIMIT_NPROC} counts the processes of a user, and on Linux
  * 5.14 and later it counts them per user namespace: set inside the sandbox (which has a user namespace of its own),
@@ -98,10 +99,16 @@ final class RunLimits {
         return b.build();
     }
 
-    /** {@code configured}'s limits, and {@code defaults} for each limit it leaves unset. */
+    /**
+     * {@code configured}'s limits, and {@code defaults} for each limit it leaves unset; none at all when the caller
+     * configured {@link ResourceLimits#NONE} (or another empty value) on purpose.
+     */
     static ResourceLimits withDefaults(ResourceLimits defaults, ResourceLimits configured) {
-        if (configured == null || configured.isEmpty()) {
+        if (configured == null) {
             return defaults;
+        }
+        if (configured.isEmpty()) {
+            return ResourceLimits.NONE;
         }
         return new ResourceLimits(configured.cpuTime() != null ? configured.cpuTime() : defaults.cpuTime(),
                 configured.memoryBytes() != null ? configured.memoryBytes() : defaults.memoryBytes(),
