@@ -98,6 +98,26 @@ class SandboxHostStateIT extends AbstractSandboxIT {
     }
 
     @Test
+    void should_refuse_a_sandbox_user_it_could_not_keep_apart_and_a_root_it_could_not_reach() throws Exception {
+        assumeTrue(SandboxTesting.isRoot(), "only a root JVM changes the program's user");
+        // A user id of a host account: a process of that account would own every sandbox's user namespace.
+        assertThatThrownBy(() -> SandboxEngine.builder().rootDir(tmp.resolve("r1")).sandboxUser(1, 1).build())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("belongs to the host account");
+        // A sandbox root below a private directory: bubblewrap, running as the sandbox user, could not reach it.
+        Path hidden = Files.createDirectories(tmp.resolve("private"));
+        Files.setPosixFilePermissions(hidden, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        assertThatThrownBy(() -> SandboxEngine.builder().rootDir(hidden.resolve("root")).build())
+                .isInstanceOf(dev.codeexec.engine.BackendUnavailableException.class)
+                .hasMessageContaining("'" + hidden + "' is not searchable");
+        // Positive control: another unused id works, and programs run as it.
+        try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("r2")).sandboxUser(99998, 99998)
+                .build()) {
+            Workspace w = e.manager().createWorkspace("u", WorkspacePolicy.DEFAULT);
+            assertThat(SandboxTesting.sh(e, w, "id -u; id -g").stdout()).isEqualTo("99998\n99998\n");
+        }
+    }
+
+    @Test
     void should_refuse_write_grants_into_proc_sys_and_dev() {
         for (String p : new String[]{"/proc/sys", "/sys/kernel", "/sys", "/dev/shm", "/proc"}) {
             assertThatThrownBy(() -> PermissionProfile.workspaceWrite().withWritePaths(p))
