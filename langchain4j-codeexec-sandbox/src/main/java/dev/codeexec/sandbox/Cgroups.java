@@ -355,6 +355,31 @@ final class Cgroups implements AutoCloseable {
             }
         }
         drop.forEach(RunGroup::remove);
+        // Wait a little for the last runs' groups to empty (a killed process may be a zombie for a moment), so that a
+        // JVM exiting right after close() leaves no group behind; what is still busy then is removed in background.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        for (Controller c : new Controller[]{memory, pids, cpu}) {
+            while (c != null && Files.isDirectory(c.base) && System.nanoTime() < deadline) {
+                try (var children = Files.list(c.base)) {
+                    children.filter(Files::isDirectory).forEach(d -> {
+                        killAll(d);
+                        try {
+                            Files.deleteIfExists(d);
+                        } catch (IOException busy) {
+                            // Still a process in it: retried below.
+                        }
+                    });
+                    Files.deleteIfExists(c.base);
+                } catch (IOException busy) {
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
+        }
         for (Controller c : new Controller[]{memory, pids, cpu}) {
             if (c != null) {
                 removeLater(c.base, 0);
