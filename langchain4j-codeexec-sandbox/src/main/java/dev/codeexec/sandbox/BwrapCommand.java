@@ -17,7 +17,8 @@ import java.util.Objects;
  * {@code /dev} and {@code /proc}, then every {@link Mount} by increasing depth and, on equal depth, by precedence
  * (read, write, protected, hidden): bubblewrap applies operations in order and later mounts shadow earlier ones, so
  * this order <em>is</em> the rule "most specific wins; ties none &gt; write &gt; read". Hidden directories are
- * remounted read-only last. The environment is replaced ({@code --clearenv}, then one {@code --setenv} per variable).
+ * remounted read-only last, and so is the whole fresh {@code /proc} (no host-wide setting can be written through it).
+ * The environment is replaced ({@code --clearenv}, then one {@code --setenv} per variable).
  *
  * <p>A pinned bind (see {@link Mount}) becomes {@code --ro-bind-fd}/{@code --bind-fd} from the launcher's verified
  * descriptor (bubblewrap checks after the mount that what it mounted is that descriptor's directory), or a bind from
@@ -46,9 +47,15 @@ final class BwrapCommand {
      * @param env          the complete environment of the program, in order
      * @param chdir        absolute working directory inside the sandbox
      * @param command      the program and its arguments
+     * @param launchPrefix what executes bubblewrap (the change to the sandbox user, see {@link SandboxUser}), or
+     *                     empty
+     * @param identity     bubblewrap's {@code --uid}/{@code --gid} options, or empty
+     * @param inside       what runs the program inside the sandbox (the process limit, see {@link RunLimits}), or
+     *                     empty
      */
     record Spec(String bwrap, boolean restrictNet, ProcMode proc, List<Mount> mounts, long scratchBytes,
-                int seccompFd, int statusFd, Map<String, String> env, String chdir, List<String> command) {
+                int seccompFd, int statusFd, Map<String, String> env, String chdir, List<String> command,
+                List<String> launchPrefix, List<String> identity, List<String> inside) {
         Spec {
             Objects.requireNonNull(bwrap, "bwrap");
             Objects.requireNonNull(proc, "proc");
@@ -59,12 +66,22 @@ final class BwrapCommand {
             if (command.isEmpty()) {
                 throw new IllegalArgumentException("command must not be empty");
             }
+            launchPrefix = List.copyOf(launchPrefix);
+            identity = List.copyOf(identity);
+            inside = List.copyOf(inside);
+        }
+
+        /** A sandbox of the JVM's own user, without a process limit inside. */
+        Spec(String bwrap, boolean restrictNet, ProcMode proc, List<Mount> mounts, long scratchBytes, int seccompFd,
+             int statusFd, Map<String, String> env, String chdir, List<String> command) {
+            this(bwrap, restrictNet, proc, mounts, scratchBytes, seccompFd, statusFd, env, chdir, command, List.of(),
+                    List.of(), List.of());
         }
     }
 
     /** The argv of a managed sandbox. */
     static List<String> argv(Spec spec) {
-        List<String> a = new ArrayList<>();
+        List<String> a = new ArrayList<>(spec.launchPrefix());
         a.add(spec.bwrap());
         a.add("--unshare-user");
         a.add("--disable-userns");
@@ -81,6 +98,7 @@ final class BwrapCommand {
         a.add("--new-session");
         a.add("--cap-drop");
         a.add("ALL");
+        a.addAll(spec.identity());
         addStatus(a, spec.statusFd());
 
         List<Mount> sorted = sort(spec.mounts());
@@ -108,6 +126,7 @@ final class BwrapCommand {
         a.add("--chdir");
         a.add(spec.chdir());
         a.add("--");
+        a.addAll(spec.inside());
         a.addAll(spec.command());
         return a;
     }
@@ -155,6 +174,9 @@ final class BwrapCommand {
         if (proc == ProcMode.FRESH) {
             a.add("--proc");
             a.add("/proc");
+            // Read-only as a whole: through /proc/sys, /proc/sysrq-trigger and the like a process that passes the
+            // kernel's checks could change host-wide settings. A program still reads its own process information.
+            remountReadOnly.add("/proc");
         } else {
             a.add("--perms");
             a.add("0555");
@@ -172,7 +194,18 @@ final class BwrapCommand {
                 addBind(a, "--ro-bind", m);
                 break;
             case BIND:
+            case KEEP:
                 addBind(a, "--bind", m);
+                break;
+            case REMOUNT_RO:
+                remountReadOnly.add(m.path());
+                break;
+            case PLACEHOLDER:
+                a.add("--perms");
+                a.add("0555");
+                a.add("--tmpfs");
+                a.add(m.path());
+                remountReadOnly.add(m.path());
                 break;
             case SCRATCH:
                 a.add("--size");

@@ -12,7 +12,8 @@ import java.util.List;
  * <p>In order: opens the run's private status file as descriptor {@value #STATUS_FD}, joins the run's cgroups (so
  * every process of the run is counted), sets the CPU-time, file-size and open-files rlimits (hard and soft), opens
  * each pinned directory with {@code cd -P} and checks that its physical path is still the expected one (a link
- * swapped in since the plan fails the run instead of redirecting a mount), opens the seccomp program as descriptor 3,
+ * swapped in since the plan fails the run instead of redirecting a mount), checks the directories bound by name the
+ * same way (without keeping them open), opens the seccomp program as descriptor 3,
  * then runs bubblewrap. Every value reaches the script as a positional parameter; nothing is spliced into shell text.
  *
  * <p><b>Status, out of band.</b> What a program prints and its exit code are its own, so they never decide whether
@@ -43,7 +44,7 @@ final class Launcher {
                     + "; }",
             "n=$1; shift",
             "while [ \"$n\" -gt 0 ]; do",
-            "  echo $$ 2>/dev/null >\"$1\" || fail cgroup \"cannot join the run's cgroup\"",
+            "  echo 0 2>/dev/null >\"$1\" || fail cgroup \"cannot join the run's cgroup\"",
             "  shift; n=$((n-1))",
             "done",
             "if [ -n \"$1\" ]; then ulimit -t \"$1\" || fail limit \"cannot set the CPU time limit\"; fi; shift",
@@ -55,6 +56,12 @@ final class Launcher {
                     + " \"a path to be mounted changed during setup\"",
             "  eval \"exec $fd<.\" || fail open \"cannot open a path to be mounted\"",
             "  fd=$((fd+1)); shift; n=$((n-1))",
+            "done",
+            "n=$1; shift",
+            "while [ \"$n\" -gt 0 ]; do",
+            "  cd -P -- \"$1\" 2>/dev/null && [ \"$PWD\" = \"$1\" ] || fail " + CHANGED
+                    + " \"a path to be mounted changed during setup\"",
+            "  shift; n=$((n-1))",
             "done",
             "if [ -n \"$1\" ]; then",
             "  [ -r \"$1\" ] || fail seccomp \"cannot read the seccomp program\"",
@@ -78,22 +85,49 @@ final class Launcher {
      * @param fileBlocks    RLIMIT_FSIZE in 512-byte blocks, or null
      * @param openFiles     RLIMIT_NOFILE, or null
      * @param pinnedDirs    directories to open as descriptors 4.., in order (at most 5)
+     * @param checkedDirs   directories bound by name that must still be these physical directories (not links)
      * @param seccompFile   the seccomp program to open as descriptor 3, or null
      * @param reportStarted true when {@code command} is not bubblewrap: write {@value #STARTED} before executing it
      *                      (bubblewrap reports on the status descriptor itself)
      * @param command       what to exec (bubblewrap and its argv)
      */
     record Spec(String shell, String statusFile, List<String> cgroupProcs, Long cpuSeconds, Long fileBlocks,
-                Integer openFiles, List<String> pinnedDirs, String seccompFile, boolean reportStarted,
-                List<String> command) {
+                Integer openFiles, List<String> pinnedDirs, List<String> checkedDirs, String seccompFile,
+                boolean reportStarted, List<String> command) {
         Spec {
             cgroupProcs = List.copyOf(cgroupProcs);
             pinnedDirs = List.copyOf(pinnedDirs);
             if (pinnedDirs.size() > SandboxLayout.LAST_PINNED_FD - SandboxLayout.FIRST_PINNED_FD + 1) {
                 throw new IllegalArgumentException("too many pinned directories: " + pinnedDirs.size());
             }
+            checkedDirs = List.copyOf(checkedDirs);
             command = List.copyOf(command);
         }
+
+        /** A launch without directories checked by name. */
+        Spec(String shell, String statusFile, List<String> cgroupProcs, Long cpuSeconds, Long fileBlocks,
+             Integer openFiles, List<String> pinnedDirs, String seccompFile, boolean reportStarted,
+             List<String> command) {
+            this(shell, statusFile, cgroupProcs, cpuSeconds, fileBlocks, openFiles, pinnedDirs, List.of(), seccompFile,
+                    reportStarted, command);
+        }
+    }
+
+    /**
+     * The same launcher command line joining other control groups ({@code cgroup.procs} files; none for an empty
+     * list): for a launch that is only shown or measured ({@link SandboxEngine#plannedLaunch}), whose own run groups
+     * are released at once.
+     */
+    static List<String> withCgroups(List<String> argv, List<String> cgroupProcs) {
+        if (argv.size() < 6 || !argv.get(2).equals(SCRIPT)) {
+            return argv;
+        }
+        int n = Integer.parseInt(argv.get(5));
+        List<String> a = new ArrayList<>(argv.subList(0, 5));
+        a.add(Integer.toString(cgroupProcs.size()));
+        a.addAll(cgroupProcs);
+        a.addAll(argv.subList(6 + n, argv.size()));
+        return a;
     }
 
     static List<String> argv(Spec s) {
@@ -110,6 +144,8 @@ final class Launcher {
         a.add(s.openFiles() == null ? "" : Integer.toString(s.openFiles()));
         a.add(Integer.toString(s.pinnedDirs().size()));
         a.addAll(s.pinnedDirs());
+        a.add(Integer.toString(s.checkedDirs().size()));
+        a.addAll(s.checkedDirs());
         a.add(s.seccompFile() == null ? "" : s.seccompFile());
         a.add(s.reportStarted() ? STARTED : "");
         a.addAll(s.command());

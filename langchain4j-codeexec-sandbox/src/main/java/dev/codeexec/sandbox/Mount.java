@@ -32,7 +32,23 @@ record Mount(String path, Kind kind, int fd, String source) {
         /** Hide a directory: an empty tmpfs, read-only at the end of setup. */
         HIDE_DIR(3),
         /** Hide a file: {@code /dev/null} bound read-only over it (reads fail, nothing leaks). */
-        HIDE_FILE(3);
+        HIDE_FILE(3),
+        /**
+         * Hold a directory in place: a writable bind of a directory onto itself, inside a writable root, on the way
+         * to something a rule names (a hidden, protected or read-only path). A mount point cannot be renamed or
+         * removed, so no program can move what the rule names away from its name.
+         */
+        KEEP(1),
+        /**
+         * Make an existing mount point read-only at the end of setup: a kernel interface file system (proc, sysfs,
+         * cgroup, ...) that the host mounted inside a writable grant.
+         */
+        REMOUNT_RO(3),
+        /**
+         * Occupy a name that does not exist with an empty, read-only directory for the run (bubblewrap creates the
+         * mount point; the engine removes it afterwards): protected metadata no program may create.
+         */
+        PLACEHOLDER(3);
 
         final int precedence;
 
@@ -42,7 +58,17 @@ record Mount(String path, Kind kind, int fd, String source) {
 
         /** True for the kinds that bind a path (and so may need pinning). */
         boolean isBind() {
-            return this == RO_BIND || this == BIND || this == PROTECT;
+            return this == RO_BIND || this == BIND || this == PROTECT || this == KEEP;
+        }
+
+        /** True for the kinds that leave what lies below writable ({@link #BIND}, {@link #KEEP}). */
+        boolean isWritable() {
+            return this == BIND || this == KEEP;
+        }
+
+        /** True for the kinds that hide what lies below. */
+        boolean isHidden() {
+            return this == HIDE_DIR || this == HIDE_FILE;
         }
     }
 

@@ -100,14 +100,22 @@ public final class PermissionProfile {
     private final Map<String, FileAccess> rules;
     private final List<String> noAccessGlobs;
     private final List<String> protectedMetadata;
+    private final boolean protectedMetadataCreation;
 
     private PermissionProfile(Enforcement enforcement, NetworkMode network, Map<String, FileAccess> rules,
                               List<String> noAccessGlobs, List<String> protectedMetadata) {
+        this(enforcement, network, rules, noAccessGlobs, protectedMetadata, false);
+    }
+
+    private PermissionProfile(Enforcement enforcement, NetworkMode network, Map<String, FileAccess> rules,
+                              List<String> noAccessGlobs, List<String> protectedMetadata,
+                              boolean protectedMetadataCreation) {
         this.enforcement = enforcement;
         this.network = network;
         this.rules = Collections.unmodifiableMap(new LinkedHashMap<>(rules));
         this.noAccessGlobs = List.copyOf(noAccessGlobs);
         this.protectedMetadata = List.copyOf(protectedMetadata);
+        this.protectedMetadataCreation = protectedMetadataCreation;
     }
 
     /**
@@ -199,9 +207,26 @@ public final class PermissionProfile {
         return noAccessGlobs;
     }
 
-    /** Names kept read-only directly inside each writable root. */
+    /** Names kept read-only directly inside each writable root (and wherever they appear in host directories). */
     public List<String> protectedMetadata() {
         return protectedMetadata;
+    }
+
+    /** True when programs may create protected metadata where none exists (see {@link #withProtectedMetadataCreation}). */
+    public boolean allowsProtectedMetadataCreation() {
+        return protectedMetadataCreation;
+    }
+
+    /**
+     * Lets programs create protected metadata where none exists yet (say, {@code git init} at the workspace root).
+     * <b>Off by default</b>: a name of {@link #protectedMetadata()} that does not exist at the top of a writable root
+     * is occupied by an empty read-only directory during each run, so no program can create a repository there that
+     * the host would later trust (its hooks and configuration run on the host). Allowed, what a program creates is
+     * read-only from the next run on, and must be trusted like anything the program wrote.
+     */
+    public PermissionProfile withProtectedMetadataCreation() {
+        requireManaged("withProtectedMetadataCreation");
+        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, protectedMetadata, true);
     }
 
     /**
@@ -265,7 +290,7 @@ public final class PermissionProfile {
                 out.add(g);
             }
         }
-        return new PermissionProfile(enforcement, network, rules, out, protectedMetadata);
+        return new PermissionProfile(enforcement, network, rules, out, protectedMetadata, protectedMetadataCreation);
     }
 
     /**
@@ -287,7 +312,7 @@ public final class PermissionProfile {
                 out.add(n);
             }
         }
-        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, out);
+        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, out, protectedMetadataCreation);
     }
 
     /**
@@ -302,7 +327,8 @@ public final class PermissionProfile {
             throw new InvalidSpecException("dangerFullAccess() cannot restrict the network: there is no sandbox to "
                     + "enforce it; use workspaceWrite() or readOnly() for a restricted network");
         }
-        return new PermissionProfile(enforcement, mode, rules, noAccessGlobs, protectedMetadata);
+        return new PermissionProfile(enforcement, mode, rules, noAccessGlobs, protectedMetadata,
+                protectedMetadataCreation);
     }
 
     /** Parses the mode (see {@link NetworkMode#parse}) and sets it. */
@@ -333,7 +359,8 @@ public final class PermissionProfile {
         Map<String, FileAccess> next = new LinkedHashMap<>(rules);
         next.remove(path);
         next.put(path, access);
-        return new PermissionProfile(enforcement, network, next, noAccessGlobs, protectedMetadata);
+        return new PermissionProfile(enforcement, network, next, noAccessGlobs, protectedMetadata,
+                protectedMetadataCreation);
     }
 
     private void checkNotInsideProtected(String path, String rawPath) {
@@ -433,6 +460,14 @@ public final class PermissionProfile {
                 throw new InvalidSpecException("a write grant on '/' is full host access; use "
                         + "PermissionProfile.dangerFullAccess() if that is really meant");
             }
+            if (access == FileAccess.WRITE) {
+                for (String k : SandboxLayout.KERNEL_TREES) {
+                    if (norm.equals(k) || norm.startsWith(k + "/")) {
+                        throw new InvalidSpecException("write grant '" + raw + "' lies in " + k + ", whose files "
+                                + "change host-wide kernel or device settings; nothing in a sandbox may write there");
+                    }
+                }
+            }
             if (access != FileAccess.NONE && !Files.exists(Path.of(norm), LinkOption.NOFOLLOW_LINKS)) {
                 throw new InvalidSpecException(describe(access) + " grant '" + raw + "' does not exist on this host; "
                         + "grants must name existing paths");
@@ -470,17 +505,19 @@ public final class PermissionProfile {
         }
         PermissionProfile that = (PermissionProfile) o;
         return enforcement == that.enforcement && network == that.network && rules.equals(that.rules)
-                && noAccessGlobs.equals(that.noAccessGlobs) && protectedMetadata.equals(that.protectedMetadata);
+                && noAccessGlobs.equals(that.noAccessGlobs) && protectedMetadata.equals(that.protectedMetadata)
+                && protectedMetadataCreation == that.protectedMetadataCreation;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(enforcement, network, rules, noAccessGlobs, protectedMetadata);
+        return Objects.hash(enforcement, network, rules, noAccessGlobs, protectedMetadata, protectedMetadataCreation);
     }
 
     @Override
     public String toString() {
         return "PermissionProfile{enforcement=" + enforcement + ", network=" + network.id() + ", rules=" + rules
-                + ", noAccessGlobs=" + noAccessGlobs + ", protectedMetadata=" + protectedMetadata + "}";
+                + ", noAccessGlobs=" + noAccessGlobs + ", protectedMetadata=" + protectedMetadata
+                + (protectedMetadataCreation ? ", protectedMetadataCreation" : "") + "}";
     }
 }

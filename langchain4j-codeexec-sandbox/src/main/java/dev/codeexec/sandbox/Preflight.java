@@ -30,17 +30,28 @@ final class Preflight {
 
     private static final Logger LOG = LoggerFactory.getLogger(Preflight.class);
 
+    /** How a failure to create user namespaces is explained (an unprivileged user may lack what root has). */
+    static final String USERNS_PROBLEM = "User namespaces are not available";
+
     /** How long a probe may take; tests shorten it. */
     static volatile Duration probeTimeout = Duration.ofSeconds(10);
 
     /** Where to look for bubblewrap when no path is configured. */
     static final List<String> BWRAP_LOCATIONS = List.of("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap");
 
-    /** The outcome: how the sandbox can run here. */
-    record Result(String bwrap, ProcMode proc) {
+    /**
+     * The outcome: how the sandbox can run here.
+     *
+     * @param user who programs run as: the requested user, or root (capabilities dropped) when the host refuses user
+     *             namespaces to unprivileged users
+     */
+    record Result(String bwrap, ProcMode proc, SandboxUser user) {
+        Result(String bwrap, ProcMode proc) {
+            this(bwrap, proc, null);
+        }
     }
 
-    private record Key(String bwrap, PreflightMode mode) {
+    private record Key(String bwrap, PreflightMode mode, SandboxUser.Mode user, int uid) {
     }
 
     private static final Map<Key, Object> CACHE = new ConcurrentHashMap<>();
@@ -78,7 +89,18 @@ final class Preflight {
      * @throws BackendUnavailableException with the reason and the fix when the sandbox cannot run here
      */
     static Result check(String bwrap, PreflightMode mode, Path stateDir) {
-        Key key = new Key(bwrap, mode);
+        return check(bwrap, mode, stateDir, null);
+    }
+
+    /**
+     * Runs (or returns the cached) preflight for programs of {@code user} (null: the JVM's user). When the JVM is
+     * root and the host refuses to let the unprivileged sandbox user create user namespaces, but root can, the
+     * sandbox runs with root's identity (every capability dropped) and the engine logs a warning.
+     *
+     * @throws BackendUnavailableException with the reason and the fix when the sandbox cannot run here
+     */
+    static Result check(String bwrap, PreflightMode mode, Path stateDir, SandboxUser user) {
+        Key key = new Key(bwrap, mode, user == null ? null : user.mode(), user == null ? -1 : user.uid());
         Object cached = CACHE.get(key);
         if (cached instanceof Result r) {
             return r;
@@ -92,7 +114,19 @@ final class Preflight {
                 return r;
             }
             try {
-                Result r = probeAll(bwrap, mode, stateDir);
+                Result r;
+                try {
+                    r = probeAll(bwrap, mode, stateDir, user);
+                } catch (BackendUnavailableException e) {
+                    if (user == null || !user.drops() || !String.valueOf(e.getMessage()).contains(USERNS_PROBLEM)) {
+                        throw e;
+                    }
+                    Result asRoot = probeAll(bwrap, mode, stateDir, user.asRoot());
+                    LOG.warn("sandbox preflight: a sandbox does not start as the unprivileged sandbox user here ({});"
+                            + " programs run as root with every capability dropped instead (host-wide settings stay "
+                            + "read-only; RLIMIT_NPROC does not apply to root)", e.getMessage());
+                    r = asRoot;
+                }
                 CACHE.put(key, r);
                 return r;
             } catch (TransientFailure t) {
@@ -110,19 +144,20 @@ final class Preflight {
         CACHE.clear();
     }
 
-    private static Result probeAll(String bwrap, PreflightMode mode, Path stateDir) {
-        String fresh = probe(bwrap, ProcMode.FRESH, stateDir);
+    private static Result probeAll(String bwrap, PreflightMode mode, Path stateDir, SandboxUser user) {
+        String fresh = probe(bwrap, ProcMode.FRESH, stateDir, user);
         if (fresh == null) {
-            LOG.info("sandbox preflight: {} passed (namespaces, cap drop, seccomp, fresh /proc)", bwrap);
-            return new Result(bwrap, ProcMode.FRESH);
+            LOG.info("sandbox preflight: {} passed (namespaces, cap drop, seccomp, fresh /proc, programs as {})",
+                    bwrap, user == null ? "the JVM's user" : user.describe());
+            return new Result(bwrap, ProcMode.FRESH, user);
         }
         boolean procProblem = isProcFailure(fresh);
         if (procProblem && mode == PreflightMode.ALLOW_NO_PROC) {
-            String masked = probe(bwrap, ProcMode.MASKED, stateDir);
+            String masked = probe(bwrap, ProcMode.MASKED, stateDir, user);
             if (masked == null) {
                 LOG.warn("sandbox preflight: a fresh /proc cannot be mounted on this host; running with an empty "
                         + "/proc as PreflightMode.ALLOW_NO_PROC allows (tools that read /proc will fail)");
-                return new Result(bwrap, ProcMode.MASKED);
+                return new Result(bwrap, ProcMode.MASKED, user);
             }
             throw new BackendUnavailableException(explain(masked, false));
         }
@@ -130,7 +165,7 @@ final class Preflight {
     }
 
     /** Runs the probe; null on success, else bubblewrap's diagnostics. */
-    private static String probe(String bwrap, ProcMode proc, Path stateDir) {
+    private static String probe(String bwrap, ProcMode proc, Path stateDir, SandboxUser user) {
         String seccomp = SeccompFiles.ensure(stateDir, NetworkMode.RESTRICTED).toString();
         // A directory bound from a verified descriptor, as every run pins binds inside writable directories: a
         // bubblewrap without --ro-bind-fd fails here, not at the first run with a .git directory.
@@ -138,7 +173,8 @@ final class Preflight {
                 Mount.pinned("/tmp/codeexec-probe", Mount.Kind.RO_BIND, SandboxLayout.FIRST_PINNED_FD));
         List<String> argv = BwrapCommand.argv(new BwrapCommand.Spec(bwrap, true, proc, mounts,
                 BwrapCommand.DEFAULT_SCRATCH_BYTES, 3, Launcher.STATUS_FD, Map.of("PATH", ShellEnvironmentPolicy.CLEAN_PATH), "/",
-                List.of(trueCommand())));
+                List.of(trueCommand()), user == null ? List.of() : user.launchPrefix(),
+                user == null ? List.of() : user.bwrapIdentity(), List.of()));
         List<String> launch = Launcher.argv(new Launcher.Spec("/bin/sh", null, List.of(), null, null, null,
                 List.of(stateDir.toString()), seccomp, false, argv));
         RunResult r;
@@ -190,7 +226,7 @@ final class Preflight {
                     + "sandbox, opt in with SandboxEngine.Builder.preflightMode(PreflightMode.ALLOW_NO_PROC).");
         } else if (s.contains("no permissions to create new namespace") || s.contains("creating new namespace failed")
                 || s.contains("uid map") || s.contains("operation not permitted") && s.contains("namespace")) {
-            m.append("User namespaces are not available. Fix: enable them (sysctl user.max_user_namespaces=15000; "
+            m.append(USERNS_PROBLEM).append(". Fix: enable them (sysctl user.max_user_namespaces=15000; "
                     + "on Debian before 11: kernel.unprivileged_userns_clone=1; on Ubuntu 23.10+: "
                     + "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap); inside "
                     + "Docker: --security-opt seccomp=unconfined --security-opt apparmor=unconfined; inside "

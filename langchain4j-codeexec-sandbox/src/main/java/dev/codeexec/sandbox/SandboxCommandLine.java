@@ -13,20 +13,24 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class SandboxCommandLine {
 
-    private static final String SHELL = "/bin/sh";
+    static final String SHELL = "/bin/sh";
 
     private final SandboxPlatform platform;
     private final Preflight.Result preflight;
     private final Path stateDir;
     private final long scratchBytes;
+    /** How a process limit is enforced without a pids control group. */
+    private final RunLimits runLimits;
     /** The seccomp program files, written once per engine into its private state directory. */
     private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
 
-    SandboxCommandLine(SandboxPlatform platform, Preflight.Result preflight, Path stateDir, long scratchBytes) {
+    SandboxCommandLine(SandboxPlatform platform, Preflight.Result preflight, Path stateDir, long scratchBytes,
+                       RunLimits runLimits) {
         this.platform = platform;
         this.preflight = preflight;
         this.stateDir = stateDir;
         this.scratchBytes = scratchBytes;
+        this.runLimits = runLimits;
     }
 
     /** True when bubblewrap starts the program and reports on the status descriptor. */
@@ -47,9 +51,11 @@ final class SandboxCommandLine {
      * @param env     the program's environment (under bubblewrap it travels as {@code --setenv})
      * @param program the program's argv, command resolved
      * @param status  the status file the launcher writes descriptor 9 to
+     * @param user    who the program runs as on the host
      */
     List<String> argv(PermissionProfile runProfile, SandboxLayout.Plan plan, Map<String, String> env, Path cwd,
-                      List<String> program, ResourceLimits limits, Cgroups.RunGroup group, String status) {
+                      List<String> program, ResourceLimits limits, Cgroups.RunGroup group, String status,
+                      SandboxUser user) {
         Long cpu = limits.cpuTime() == null ? null
                 : Math.max(1, (limits.cpuTime().toMillis() + 999) / 1000);
         Long blocks = limits.maxFileBytes() == null ? null : Math.max(1, (limits.maxFileBytes() + 511) / 512);
@@ -60,19 +66,21 @@ final class SandboxCommandLine {
                     && runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED
                     ? SeatbeltProfile.argv(SeatbeltProfile.build(plan.mounts(), runProfile.network()), program)
                     : program;
-            return Launcher.argv(new Launcher.Spec(SHELL, status, procs, cpu, blocks, nofile, List.of(), null, true,
-                    cmd));
+            return Launcher.argv(new Launcher.Spec(SHELL, status, procs, cpu, blocks, nofile, List.of(), List.of(),
+                    null, true, cmd));
         }
         if (runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED) {
             String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
                     m -> SeccompFiles.ensure(stateDir, m).toString());
             List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
                     runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,
-                    3, Launcher.STATUS_FD, env, cwd.toString(), program));
+                    3, Launcher.STATUS_FD, env, cwd.toString(), program, user.launchPrefix(), user.bwrapIdentity(),
+                    group != null && group.limitsProcesses() ? List.of() : runLimits.inside(limits.maxProcesses())));
             return Launcher.argv(new Launcher.Spec(SHELL, status, procs, cpu, blocks, nofile, plan.pinnedDirs(),
-                    seccomp, false, bwrapArgv));
+                    plan.checkedDirs(), seccomp, false, bwrapArgv));
         }
-        return Launcher.argv(new Launcher.Spec(SHELL, status, procs, cpu, blocks, nofile, List.of(), null, false,
-                BwrapCommand.unsandboxedArgv(preflight.bwrap(), Launcher.STATUS_FD, env, cwd.toString(), program)));
+        return Launcher.argv(new Launcher.Spec(SHELL, status, procs, cpu, blocks, nofile, List.of(), List.of(), null,
+                false, BwrapCommand.unsandboxedArgv(preflight.bwrap(), Launcher.STATUS_FD, env, cwd.toString(),
+                program)));
     }
 }

@@ -35,6 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -54,8 +55,8 @@ import org.slf4j.LoggerFactory;
  * {@code --cap-drop ALL}, {@code --new-session}, {@code --die-with-parent} and a seccomp filter (see
  * {@code docs/sandbox.md}).
  *
- * <p><b>Resource limits are off by default</b> ({@link ResourceLimits#NONE}): set {@link Builder#limits} to keep a
- * program from exhausting the host's memory or processes.
+ * <p><b>Runs are bounded by default</b>: memory, processes and a CPU share of their own, where the host can enforce
+ * them (see {@link Builder#limits}); programs are never host root where the platform allows it.
  *
  * <p><b>Fail closed.</b> The builder runs a {@link Preflight}: when the sandbox cannot start on this host,
  * {@link #builder()}{@code .build()} throws {@link BackendUnavailableException} saying what to fix. Nothing ever runs
@@ -65,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * try (SandboxEngine engine = SandboxEngine.builder()
  *         .profile(PermissionProfile.workspaceWrite().withReadPaths("/srv/datasets"))
- *         .limits(ResourceLimits.builder().memoryBytes(512L << 20).maxProcesses(64).build())
+ *         .limits(ResourceLimits.builder().memoryBytes(4L << 30).build())   // default 2 GiB, 1024 processes
  *         .build()) {
  *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
  *     RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("python3").args("-c", "print(1)").build());
@@ -88,7 +89,11 @@ public final class SandboxEngine extends AbstractEngine {
     private final SandboxWorkspaceFS fs;
     private final WorkspaceManager workspaces = workspaceManager();
     private final Cgroups cgroups;
+    /** Who programs run as on the host: never root where the platform allows (see SandboxUser). */
+    private final SandboxUser user;
     private final Capabilities capabilities;
+    /** Every run's limits: the host's enforceable defaults, overridden field by field by the builder's. */
+    private final ResourceLimits defaultLimits;
     private final SandboxRunPlanner planner;
     private final WorkspaceGates gates = new WorkspaceGates();
     /**
@@ -101,7 +106,7 @@ public final class SandboxEngine extends AbstractEngine {
             TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-sandbox-launcher-"));
 
     private SandboxEngine(Builder b) {
-        super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), b.limits);
+        super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
@@ -133,8 +138,14 @@ public final class SandboxEngine extends AbstractEngine {
         this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
 
         try {
+            SandboxUser wanted = needsBwrap ? SandboxUser.detect(b.sandboxUid, b.sandboxGid) : null;
+            if (wanted != null) {
+                wanted.prepare(manager.baseDir(), sandboxRoot, stateDir, runsDir, manager.baseDir());
+            }
             Preflight.Result preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null
-                    ? PreflightMode.STRICT : b.preflightMode, stateDir) : null;
+                    ? PreflightMode.STRICT : b.preflightMode, stateDir, wanted) : null;
+            this.user = preflight != null && preflight.user() != null ? preflight.user()
+                    : SandboxUser.of(SandboxUser.Mode.SAME, -1, -1, null);
             if (platform == SandboxPlatform.MACOS_SEATBELT
                     && profile.enforcement() == PermissionProfile.Enforcement.MANAGED
                     && !Files.isExecutable(Path.of(SeatbeltProfile.SANDBOX_EXEC))) {
@@ -142,28 +153,41 @@ public final class SandboxEngine extends AbstractEngine {
                         + " is missing; the macOS sandbox cannot run. The engine never runs programs without it.");
             }
             this.cgroups = platform == SandboxPlatform.LINUX_BWRAP ? Cgroups.detect() : null;
-            this.capabilities = capabilities(platform, profile, cgroups);
-            capabilities.requireLimits(defaultLimits(), limitsOwner());
-            SandboxRunPlanner.validateLimits(defaultLimits());
+            RunLimits runLimits = platform == SandboxPlatform.LINUX_BWRAP
+                    ? RunLimits.detect(SandboxCommandLine.SHELL, user, cgroups != null && cgroups.pids())
+                    : RunLimits.none();
+            this.capabilities = capabilities(platform, profile, cgroups, runLimits.processesByRlimit());
+            capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
+            this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
+            SandboxRunPlanner.validateLimits(defaultLimits);
             this.planner = new SandboxRunPlanner(profile, environment(), sandboxRoot, runsDir, cgroups,
-                    new SandboxCommandLine(platform, preflight, stateDir, scratchBytes),
+                    new SandboxCommandLine(platform, preflight, stateDir, scratchBytes, runLimits),
                     HostProcessChannel.wrapped().startingOn(launchers),
                     HostProcessChannel.direct().startingOn(launchers));
+            AccessDecision access = planner.access();
+            this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
+                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user,
+                    profile.protectedMetadata());
         } catch (RuntimeException e) {
             launchers.shutdown();
             cleanupRoot();
             throw e;
         }
-        AccessDecision access = planner.access();
-        this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build());
         if (profile.enforcement() == PermissionProfile.Enforcement.DISABLED) {
             LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
                     + "the host's files and network");
         }
-        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, default limits={}", platform,
-                profile.enforcement(), profile.network().id(), cgroups == null ? "n/a" : cgroups.describe(),
-                defaultLimits().isEmpty() ? "none (no memory or process limit)" : defaultLimits());
+        String unbounded = platform == SandboxPlatform.LINUX_BWRAP
+                ? RunLimits.unbounded(capabilities.enforcedLimits()) : "";
+        if (!unbounded.isEmpty()) {
+            LOG.warn("SandboxEngine cannot bound the {} of a run on this host ({}): a program can exhaust them. "
+                    + "Memory and process limits need control groups the engine may create (root, or a delegated "
+                    + "cgroup v2 subtree); processes also work through RLIMIT_NPROC when programs do not run as root "
+                    + "(Linux 5.14 or later). See docs/sandbox.md, Resource limits", unbounded, limitsSupport());
+        }
+        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, programs as {}, default "
+                + "limits={}", platform, profile.enforcement(), profile.network().id(),
+                cgroups == null ? "n/a" : cgroups.describe(), user.describe(), defaultLimits);
     }
 
     /**
@@ -209,7 +233,9 @@ public final class SandboxEngine extends AbstractEngine {
             @Override
             public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
                 requireOpen();
-                return manager.createWorkspace(execId, policy);
+                Workspace w = manager.createWorkspace(execId, policy);
+                user.claimTree(Path.of(w.path())); // programs write their workspace, as the sandbox user
+                return w;
             }
 
             @Override
@@ -273,12 +299,21 @@ public final class SandboxEngine extends AbstractEngine {
     private SandboxRun plan(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
         return planner.plan(fs.resolver(ws), fs.readOnlyPaths(ws), spec,
-                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec));
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), user);
+    }
+
+    @Override
+    protected ResourceLimits defaultLimits() {
+        return defaultLimits;
     }
 
     @Override
     protected String limitsOwner() {
-        return "SandboxEngine on this host (" + (cgroups == null ? "no control groups" : cgroups.describe()) + ")";
+        return "SandboxEngine on this host (" + limitsSupport() + ")";
+    }
+
+    private String limitsSupport() {
+        return cgroups == null ? "no control groups" : cgroups.describe();
     }
 
     /**
@@ -292,8 +327,19 @@ public final class SandboxEngine extends AbstractEngine {
     public ProgramLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         return gates.exclusive(ws, () -> {
             SandboxRun p = plan(ws, spec, extra);
-            p.releaseGroup();
-            return p.launch();
+            List<String> procs = List.of();
+            if (p.group() != null) {
+                try {
+                    procs = cgroups.planned(p.group()).procsFiles(); // same limits, in a group kept until close()
+                } catch (IOException e) {
+                    throw new BackendUnavailableException("cannot create the planned launch's control group", e);
+                } finally {
+                    p.releaseGroup();
+                }
+            }
+            ProgramLaunch l = p.launch();
+            return new ProgramLaunch(Launcher.withCgroups(l.argv(), procs), l.environment(), l.directory(),
+                    l.stdin(), l.timeout(), l.maxOutputBytes(), l.listener());
         });
     }
 
@@ -320,19 +366,29 @@ public final class SandboxEngine extends AbstractEngine {
             throw new PolicyViolationException("workspace directory '" + directory + "' would expose the host root "
                     + "or the sandbox root; choose a dedicated directory");
         }
-        WorkspaceLayout.create(dir);
         requireOpen();
-        return run(planner.plan(new PathResolver(dir), Set.of(), spec, extra == null ? AdditionalPermissions.NONE
-                : extra, limitsFor(spec), outputCap(spec)));
+        SandboxUser owner = user.forDirectory(dir);
+        PathResolver resolver = new PathResolver(dir);
+        for (String d : WorkspaceLayout.DIRECTORIES) {
+            owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
+        }
+        return run(planner.plan(resolver, Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra,
+                limitsFor(spec), outputCap(spec), owner));
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {
+        return capabilities(platform, profile, cgroups, false);
+    }
+
+    static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups,
+                                     boolean processesByRlimit) {
         Set<ResourceLimit> limits = EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE,
                 ResourceLimit.OPEN_FILES);
         if (cgroups != null && cgroups.memory()) {
             limits.add(ResourceLimit.MEMORY);
         }
-        if (cgroups != null && cgroups.pids()) {
+        if (cgroups != null && cgroups.pids() || processesByRlimit && profile.enforcement()
+                == PermissionProfile.Enforcement.MANAGED) {
             limits.add(ResourceLimit.PROCESSES);
         }
         Isolation isolation = switch (profile.enforcement()) {
@@ -403,6 +459,8 @@ public final class SandboxEngine extends AbstractEngine {
         private Path bwrapPath;
         private Long scratchBytes;
         private SandboxPlatform platform;
+        private Integer sandboxUid;
+        private Integer sandboxGid;
 
         private Builder() {
         }
@@ -436,11 +494,12 @@ public final class SandboxEngine extends AbstractEngine {
         }
 
         /**
-         * Limits applied to every run (a run's own limits override them field by field). <b>Default: none</b> — no
-         * memory, process, CPU-time or file-size limit, so a program can exhaust the host's memory or processes; set
-         * them for model-written code (a start: 1 GiB of memory, 256 processes, a few minutes of CPU time per
-         * process). The build fails with {@link UnsupportedCapabilityException} when this host cannot enforce one of
-         * them; memory and process limits need control groups.
+         * Limits applied to every run (a run's own limits override them field by field). <b>Default: bounded</b> —
+         * {@value RunLimits#DEFAULT_MEMORY_MIB} MiB of memory and {@value RunLimits#DEFAULT_MAX_PROCESSES} processes
+         * per run, where this host can enforce them (see {@code describe().enforcedLimits()}); limits set here replace
+         * those defaults field by field, and {@link ResourceLimits#NONE} turns them off. The build fails with
+         * {@link UnsupportedCapabilityException} when this host cannot enforce a limit set here; memory limits need
+         * control groups, process limits control groups or programs that are not root.
          */
         public Builder limits(ResourceLimits limits) {
             this.limits = limits;
@@ -478,6 +537,18 @@ public final class SandboxEngine extends AbstractEngine {
 
         Builder platform(SandboxPlatform platform) {
             this.platform = platform;
+            return this;
+        }
+
+        /**
+         * The unprivileged host user and group that programs run as when the JVM runs as root; default
+         * {@value SandboxUser#DEFAULT_UID}:{@value SandboxUser#DEFAULT_GID}. Nothing else on the host may use them (a
+         * process of that user could reach into every sandbox); the engine's workspaces belong to them. Ignored when
+         * the JVM is not root: programs then run as the JVM's own user.
+         */
+        public Builder sandboxUser(int uid, int gid) {
+            this.sandboxUid = uid;
+            this.sandboxGid = gid;
             return this;
         }
 

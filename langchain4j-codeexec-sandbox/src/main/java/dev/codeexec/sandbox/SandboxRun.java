@@ -24,14 +24,22 @@ final class SandboxRun extends PreparedRun {
     /** True when bubblewrap reports the start on the status descriptor; false when the launcher does. */
     private final boolean viaBwrap;
     private final Path workspace;
+    /** The run's layout, whose placeholders are removed after the run; null when nothing was mounted. */
+    private final SandboxLayout.Plan plan;
 
     SandboxRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, Path runDir,
-               boolean viaBwrap, Path workspace) {
+               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan) {
         super(channel, launch);
         this.group = group;
         this.runDir = runDir;
         this.viaBwrap = viaBwrap;
         this.workspace = workspace;
+        this.plan = plan;
+    }
+
+    /** The run's control group, or null. */
+    Cgroups.RunGroup group() {
+        return group;
     }
 
     @Override
@@ -47,8 +55,21 @@ final class SandboxRun extends PreparedRun {
 
     @Override
     public void release() {
-        releaseGroup();
-        deleteRunFiles(runDir);
+        release(group, plan, runDir);
+    }
+
+    /** Releases what a run planned: its control group, the layout's placeholders, its private directory. */
+    static void release(Cgroups.RunGroup group, SandboxLayout.Plan plan, Path runDir) {
+        try {
+            if (group != null) {
+                group.close();
+            }
+            if (plan != null) {
+                plan.removePlaceholders();
+            }
+        } finally {
+            deleteRunFiles(runDir);
+        }
     }
 
     /** Releases the control group only: for a planned launch that is handed out and never run by the engine. */

@@ -65,7 +65,7 @@ final class SandboxRunPlanner {
      * @throws BackendUnavailableException when the run's control group cannot be made
      */
     SandboxRun plan(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
-                    AdditionalPermissions extra, ResourceLimits limits, int outputCap) {
+                    AdditionalPermissions extra, ResourceLimits limits, int outputCap, SandboxUser user) {
         validateLimits(limits);
         PermissionProfile runProfile = extra.applyTo(profile);
         if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
@@ -77,6 +77,7 @@ final class SandboxRunPlanner {
                 throw new PolicyViolationException("cwd '" + cwdRel + "' is hidden by the permission profile");
             }
         });
+        user.claim(place.runDirPath()); // the program writes its run directory
         Path root = place.root();
         Path cwd = place.cwd();
         Map<String, String> env = environment.forRun(spec,
@@ -84,22 +85,26 @@ final class SandboxRunPlanner {
 
         Path privateDir = runsDir.resolve(UUID.randomUUID().toString());
         Cgroups.RunGroup group = null;
+        SandboxLayout.Plan plan = null;
         try {
             boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
             // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
-            SandboxLayout.Plan plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot,
-                    SandboxLayout.homeDirectories(), commandLine.pins() ? privateDir : null) : null;
+            plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories(),
+                    commandLine.pins() ? privateDir : null, user) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
             }
+            SandboxLayout.Plan layout = plan;
             List<String> program = new ArrayList<>();
             program.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), cwd.toString(),
-                    candidate -> HostRunPlace.isExecutableFile(candidate) && visible(plan, candidate)));
+                    candidate -> HostRunPlace.isExecutableFile(candidate) && visible(layout, candidate)));
             program.addAll(spec.args());
 
-            if (limits.memoryBytes() != null || limits.maxProcesses() != null) {
+            // A group of its own for every run where the host has one: the CPU share, and memory and processes.
+            if (cgroups != null && (limits.memoryBytes() != null || cgroups.cpu()
+                    || limits.maxProcesses() != null && cgroups.pids())) {
                 try {
-                    group = cgroups.open(limits.memoryBytes(), limits.maxProcesses());
+                    group = cgroups.open(limits.memoryBytes(), cgroups.pids() ? limits.maxProcesses() : null);
                 } catch (IOException e) {
                     throw new BackendUnavailableException("cannot create the run's control group for its memory or "
                             + "process limit: " + e.getClass().getSimpleName(), e);
@@ -107,7 +112,7 @@ final class SandboxRunPlanner {
             }
             boolean viaBwrap = commandLine.viaBwrap(runProfile);
             List<String> argv = commandLine.argv(runProfile, plan, env, cwd, program, limits, group,
-                    SetupStatus.statusFile(privateDir).toString());
+                    SetupStatus.statusFile(privateDir).toString(), user);
             // The launch environment is empty: bubblewrap's own environment is visible in the sandbox as
             // /proc/1/environ, so nothing may be in it. The program's environment travels as --setenv.
             Map<String, String> launchEnv = viaBwrap ? Map.of() : env;
@@ -116,12 +121,9 @@ final class SandboxRunPlanner {
             ProgramLaunch launch = new ProgramLaunch(argv, launchEnv, cwd.toString(), spec.stdin(), spec.timeout(),
                     outputCap, spec.outputListener());
             return new SandboxRun(viaBwrap ? wrappedChannel : directChannel, launch, group, privateDir, viaBwrap,
-                    root);
+                    root, plan);
         } catch (RuntimeException e) {
-            if (group != null) {
-                group.close();
-            }
-            SandboxRun.deleteRunFiles(privateDir);
+            SandboxRun.release(group, plan, privateDir);
             throw e;
         }
     }

@@ -12,6 +12,8 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.PathResolver;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -19,42 +21,82 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The core host-directory file system, plus a record of directories staged read-only, which every later run of the
- * workspace mounts read-only (file modes alone would not stop a program that owns the files from
- * {@code chmod}-ing them back).
+ * The core host-directory file system, plus:
+ * <ul>
+ *   <li>a record of directories staged read-only, which every later run of the workspace mounts read-only (file modes
+ *       alone would not stop a program that owns the files from {@code chmod}-ing them back);</li>
+ *   <li>a record of the protected metadata the application staged below the workspace root (a repository's
+ *       {@code .git} in {@code work/project}): every later run mounts it read-only, like the root's;</li>
+ *   <li>ownership: what the application writes is given to the user programs run as ({@link SandboxUser}), so that
+ *       they can change it like anything else in their workspace.</li>
+ * </ul>
  */
 final class SandboxWorkspaceFS implements WorkspaceFS {
 
     private final WorkspaceGates gates;
     private final HostWorkspaceFS delegate;
+    private final SandboxUser user;
+    private final List<String> protectedNames;
     private final Map<String, Set<String>> readOnly = new ConcurrentHashMap<>();
+    private final Map<String, Set<String>> protectedPaths = new ConcurrentHashMap<>();
 
     SandboxWorkspaceFS(WorkspaceGates gates, HostWorkspaceFS delegate) {
+        this(gates, delegate, null, List.of());
+    }
+
+    SandboxWorkspaceFS(WorkspaceGates gates, HostWorkspaceFS delegate, SandboxUser user, List<String> protectedNames) {
         this.gates = gates;
         this.delegate = delegate;
+        this.user = user;
+        this.protectedNames = List.copyOf(protectedNames);
     }
 
     PathResolver resolver(Workspace ws) {
         return delegate.resolver(ws);
     }
 
-    /** Workspace-relative paths staged read-only in this workspace. */
+    /**
+     * Workspace-relative paths every run mounts read-only: the directories staged read-only, and the protected
+     * metadata the application staged below the root (the layout protects what ends in a protected name).
+     */
     Set<String> readOnlyPaths(Workspace ws) {
-        return Set.copyOf(readOnly.getOrDefault(ws.id(), Set.of()));
+        Set<String> stages = readOnly.getOrDefault(ws.id(), Set.of());
+        Set<String> repos = protectedPaths.getOrDefault(ws.id(), Set.of());
+        if (repos.isEmpty()) {
+            return Set.copyOf(stages);
+        }
+        Set<String> all = new java.util.HashSet<>(stages);
+        all.addAll(repos);
+        return Set.copyOf(all);
     }
 
     void forget(Workspace ws) {
         readOnly.remove(ws.id());
+        protectedPaths.remove(ws.id());
     }
 
     @Override
     public void putFiles(Workspace ws, List<PutFile> files) {
-        gates.exclusiveRun(ws, () -> delegate.putFiles(ws, files));
+        gates.exclusiveRun(ws, () -> {
+            delegate.putFiles(ws, files);
+            Path root = delegate.resolver(ws).root();
+            for (PutFile f : files) {
+                String rel = PathResolver.normalize(f.path());
+                claim(root, rel, false);
+                record(ws, rel, root, false);
+            }
+        });
     }
 
     @Override
     public void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options) {
-        gates.exclusiveRun(ws, () -> delegate.stageDirectory(ws, hostSource, to, options));
+        gates.exclusiveRun(ws, () -> {
+            delegate.stageDirectory(ws, hostSource, to, options);
+            Path root = delegate.resolver(ws).root();
+            String rel = PathResolver.normalize(to);
+            claim(root, rel, true);
+            record(ws, rel, root, true);
+        });
         String rel = PathResolver.normalize(to);
         if (options != null && options.readOnly()) {
             readOnly.computeIfAbsent(ws.id(), k -> ConcurrentHashMap.newKeySet()).add(rel);
@@ -70,7 +112,16 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
 
     @Override
     public List<StagedInput> stageInputs(Workspace ws, List<InputSpec> inputs) {
-        return gates.exclusive(ws, () -> delegate.stageInputs(ws, inputs));
+        return gates.exclusive(ws, () -> {
+            List<StagedInput> staged = delegate.stageInputs(ws, inputs);
+            Path root = delegate.resolver(ws).root();
+            for (StagedInput s : staged) {
+                String rel = PathResolver.normalize(s.to());
+                claim(root, rel, true);
+                record(ws, rel, root, true);
+            }
+            return staged;
+        });
     }
 
     @Override
@@ -94,11 +145,65 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
         forget(ws, PathResolver.normalize(path));
     }
 
-    /** Forgets read-only stages at or below {@code rel} (they were replaced or deleted). */
+    /** Forgets read-only stages and protected metadata at or below {@code rel} (they were replaced or deleted). */
     private void forget(Workspace ws, String rel) {
-        Set<String> set = readOnly.get(ws.id());
-        if (set != null) {
-            set.removeIf(p -> rel.equals(".") || p.equals(rel) || p.startsWith(rel + "/"));
+        for (Map<String, Set<String>> m : List.of(readOnly, protectedPaths)) {
+            Set<String> set = m.get(ws.id());
+            if (set != null) {
+                set.removeIf(p -> rel.equals(".") || p.equals(rel) || p.startsWith(rel + "/"));
+            }
+        }
+    }
+
+    /** Gives what the application just wrote at {@code rel} (and the directories made for it) to the program's user. */
+    private void claim(Path root, String rel, boolean tree) {
+        if (user == null || !user.drops()) {
+            return;
+        }
+        user.claimPath(root, rel);
+        if (tree) {
+            Path p = root.resolve(rel);
+            if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                user.claimTree(p);
+            }
+        }
+    }
+
+    /**
+     * Records the protected metadata below the workspace root in what the application wrote at {@code rel}: a
+     * protected name among its components, or (for a staged directory) anywhere below it. The root's own is
+     * protected by every run anyway.
+     */
+    private void record(Workspace ws, String rel, Path root, boolean tree) {
+        if (protectedNames.isEmpty() || rel.equals(".")) {
+            return;
+        }
+        Set<String> found = new java.util.LinkedHashSet<>();
+        String[] parts = rel.split("/");
+        for (int i = 1; i < parts.length; i++) {
+            if (protectedNames.contains(parts[i])) {
+                found.add(String.join("/", java.util.Arrays.copyOfRange(parts, 0, i + 1)));
+                break;
+            }
+        }
+        if (found.isEmpty() && tree && !protectedNames.contains(parts[0])) {
+            Path top = root.resolve(rel);
+            if (Files.isDirectory(top, LinkOption.NOFOLLOW_LINKS)) {
+                try (java.util.stream.Stream<Path> walk = Files.walk(top)) {
+                    walk.filter(p -> protectedNames.contains(p.getFileName().toString()))
+                            .map(p -> root.relativize(p).toString())
+                            .filter(p -> p.contains("/"))
+                            .forEach(found::add);
+                } catch (java.io.IOException | java.io.UncheckedIOException e) {
+                    throw new dev.codeexec.engine.CodeExecException("cannot look for protected metadata in '" + rel
+                            + "': " + e.getClass().getSimpleName(), e);
+                }
+            }
+        }
+        // Nested inside one another (a repository's .git holding another): the outermost protects the rest.
+        found.removeIf(p -> found.stream().anyMatch(q -> !q.equals(p) && p.startsWith(q + "/")));
+        if (!found.isEmpty()) {
+            protectedPaths.computeIfAbsent(ws.id(), k -> ConcurrentHashMap.newKeySet()).addAll(found);
         }
     }
 }

@@ -79,17 +79,18 @@ final class SeatbeltProfile {
 
         List<Mount> sorted = BwrapCommand.sort(mounts);
         for (Mount m : sorted) {
-            if (isHidden(m)) {
-                continue;
+            if (isHidden(m) || m.kind() == Mount.Kind.KEEP || m.kind() == Mount.Kind.REMOUNT_RO) {
+                continue; // a directory held in place is covered by its writable root's rules
             }
             // Reads: this root minus every hidden path below it.
             p.append("(allow file-read* file-map-executable file-test-existence ");
             appendScoped(p, m, sorted, names, SeatbeltProfile::isHidden);
             p.append(")\n");
             if (isWritable(m)) {
-                // Writes: this root minus everything below it that is not itself writable.
+                // Writes: this root minus everything below it that is not itself writable, and minus the
+                // directories held in place (their contents stay writable, they themselves cannot be moved).
                 p.append("(allow file-write* ");
-                appendScoped(p, m, sorted, names, o -> !isWritable(o));
+                appendScoped(p, m, sorted, names, o -> !isWritable(o) || o.kind() == Mount.Kind.KEEP);
                 p.append(")\n");
             }
         }
@@ -144,8 +145,10 @@ final class SeatbeltProfile {
         p.append("(require-all ").append(self);
         for (Mount o : carve) {
             String n = names.get(o.path());
-            p.append(" (require-not (literal (param \"").append(n).append("\")))")
-                    .append(" (require-not (subpath (param \"").append(n).append("\")))");
+            p.append(" (require-not (literal (param \"").append(n).append("\")))");
+            if (o.kind() != Mount.Kind.KEEP) {
+                p.append(" (require-not (subpath (param \"").append(n).append("\")))");
+            }
         }
         p.append(')');
     }
@@ -157,7 +160,7 @@ final class SeatbeltProfile {
     }
 
     private static boolean isWritable(Mount m) {
-        return m.kind() == Mount.Kind.BIND;
+        return m.kind() == Mount.Kind.BIND || m.kind() == Mount.Kind.KEEP;
     }
 
     /** {@code /usr/bin/sandbox-exec -p <profile> -DP0=/... -- cmd args}. */

@@ -118,4 +118,30 @@ class BwrapCommandTest {
                 "/proc", "--die-with-parent", "--new-session", "--json-status-fd", "9", "--clearenv", "--setenv", "A",
                 "1", "--chdir", "/w", "--", "true");
     }
+
+    @Test
+    void should_remount_the_fresh_proc_read_only_and_render_held_and_placeholder_directories() {
+        List<Mount> mounts = List.of(Mount.of("/", Mount.Kind.RO_BIND), Mount.of("/sb/ws", Mount.Kind.BIND),
+                Mount.of("/sb/ws/work", Mount.Kind.KEEP), Mount.of("/sb/ws/work/.env", Mount.Kind.HIDE_FILE),
+                Mount.of("/sb/ws/.git", Mount.Kind.PLACEHOLDER), Mount.of("/srv/g/sys", Mount.Kind.REMOUNT_RO));
+        String line = String.join(" ", BwrapCommand.argv(spec(true, ProcMode.FRESH, mounts)));
+        assertThat(line).contains("--proc /proc").contains("--remount-ro /proc")
+                .contains("--bind /sb/ws/work /sb/ws/work")
+                .contains("--perms 0555 --tmpfs /sb/ws/.git").contains("--remount-ro /sb/ws/.git")
+                .contains("--remount-ro /srv/g/sys").doesNotContain("--bind /srv/g/sys");
+    }
+
+    @Test
+    void should_start_through_the_change_of_user_and_run_the_program_under_the_process_limit() {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", "/usr/bin:/bin");
+        List<String> argv = BwrapCommand.argv(new BwrapCommand.Spec("/usr/bin/bwrap", true, ProcMode.FRESH,
+                List.of(Mount.of("/", Mount.Kind.RO_BIND)), 1024, 3, 9, env, "/w", List.of("python3", "x.py"),
+                List.of("/usr/bin/setpriv", "--reuid=99999", "--regid=99999", "--clear-groups", "--"),
+                List.of("--uid", "99999", "--gid", "99999"), List.of("/bin/sh", "-c", "ulimit -p \"$1\"", "l", "8")));
+        assertThat(argv.subList(0, 6)).containsExactly("/usr/bin/setpriv", "--reuid=99999", "--regid=99999",
+                "--clear-groups", "--", "/usr/bin/bwrap");
+        assertThat(String.join(" ", argv)).contains("--cap-drop ALL --uid 99999 --gid 99999")
+                .endsWith("--chdir /w -- /bin/sh -c ulimit -p \"$1\" l 8 python3 x.py");
+    }
 }

@@ -46,8 +46,8 @@ class LauncherTest {
                 List.of("/bin/sh", "-c", "echo $$; ulimit -t; ulimit -f; ulimit -n; ulimit -H -n")));
         assertThat(r.exitCode()).as(r.stderr()).isZero();
         String[] lines = r.stdout().split("\n");
-        // The launcher exec'ed: the command kept its PID, the one written into the cgroup.
-        assertThat(Files.readString(procs).strip()).isEqualTo(lines[0]);
+        // The launcher joined the group as itself ("0": the writing task), then exec'ed: the command is that task.
+        assertThat(Files.readString(procs).strip()).isEqualTo("0");
         assertThat(lines).containsSubsequence("7", "2048", "64", "64");
     }
 
@@ -102,5 +102,33 @@ class LauncherTest {
         RunResult r = launch(spec(List.of(), List.of(), null, false,
                 List.of("/usr/bin/printf", "%s|", "$(id)", "`id`", "; echo pwned", "'")));
         assertThat(r.stdout()).isEqualTo("$(id)|`id`|; echo pwned|'|");
+    }
+
+    @Test
+    void should_check_directories_bound_by_name_and_fail_when_one_became_a_link() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("ws/work")).toRealPath();
+        RunResult ok = launch(new Launcher.Spec("/bin/sh", tmp.resolve("status").toString(), List.of(), null, null,
+                null, List.of(), List.of(dir.toString()), null, true, List.of("/bin/echo", "ran")));
+        assertThat(ok.stdout()).isEqualTo("ran\n");
+        Path target = Files.createDirectories(tmp.resolve("elsewhere")).toRealPath();
+        Files.delete(dir);
+        Files.createSymbolicLink(dir, target);
+        Files.delete(tmp.resolve("status"));
+        RunResult changed = launch(new Launcher.Spec("/bin/sh", tmp.resolve("status").toString(), List.of(), null,
+                null, null, List.of(), List.of(dir.toString()), null, true, List.of("/bin/echo", "ran")));
+        assertThat(changed.exitCode()).isEqualTo(Launcher.SETUP_FAILED);
+        assertThat(status()).startsWith(Launcher.FAILED + " " + Launcher.CHANGED + " ");
+        assertThat(changed.stdout()).doesNotContain("ran");
+    }
+
+    @Test
+    void should_swap_the_control_groups_of_a_launch_and_nothing_else() {
+        List<String> argv = Launcher.argv(new Launcher.Spec("/bin/sh", "/s", List.of("/cg/a/tasks", "/cg/b/tasks"),
+                7L, null, null, List.of("/p"), null, false, List.of("/usr/bin/bwrap", "x")));
+        List<String> swapped = Launcher.withCgroups(argv, List.of("/cg/planned/tasks"));
+        assertThat(swapped).containsExactlyElementsOf(Launcher.argv(new Launcher.Spec("/bin/sh", "/s",
+                List.of("/cg/planned/tasks"), 7L, null, null, List.of("/p"), null, false,
+                List.of("/usr/bin/bwrap", "x"))));
+        assertThat(Launcher.withCgroups(argv, List.of())).doesNotContain("/cg/a/tasks", "/cg/planned/tasks");
     }
 }

@@ -168,4 +168,17 @@ class PermissionProfileTest {
         assertThat(p.network()).isEqualTo(NetworkMode.RESTRICTED);
         assertThat(p.rules()).isEmpty();
     }
+
+    @Test
+    void should_let_programs_create_protected_metadata_only_when_asked_to() {
+        PermissionProfile p = PermissionProfile.workspaceWrite();
+        assertThat(p.allowsProtectedMetadataCreation()).isFalse();
+        PermissionProfile allowed = p.withProtectedMetadataCreation();
+        assertThat(allowed.allowsProtectedMetadataCreation()).isTrue();
+        assertThat(allowed).isNotEqualTo(p);
+        assertThat(allowed.withNetwork(NetworkMode.ENABLED).withProtectedMetadata(".hg")
+                .allowsProtectedMetadataCreation()).isTrue();
+        assertThatThrownBy(() -> PermissionProfile.dangerFullAccess().withProtectedMetadataCreation())
+                .isInstanceOf(InvalidSpecException.class);
+    }
 }

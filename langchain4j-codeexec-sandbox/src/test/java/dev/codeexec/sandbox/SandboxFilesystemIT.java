@@ -163,13 +163,21 @@ class SandboxFilesystemIT extends AbstractSandboxIT {
 
     @Test
     void should_refuse_to_run_when_protected_metadata_was_replaced_by_a_link() {
-        RunResult planted = sh(engine, ws, "ln -s /root \"$WORKSPACE_DIR/.git\" && echo planted");
-        assertThat(planted.stdout()).contains("planted");
-        assertThatThrownBy(() -> sh(engine, ws, "true")).isInstanceOf(PolicyViolationException.class)
-                .hasMessageContaining(".git");
-        // Positive control: after the application removes the link, runs work again.
-        engine.fs().delete(ws, ".git");
-        assertThat(sh(engine, ws, "echo fine").stdout()).isEqualTo("fine\n");
+        // By default no program can even create '.git' at the workspace root.
+        RunResult refused = sh(engine, ws, "ln -s /root \"$WORKSPACE_DIR/.git\" && echo planted");
+        assertThat(refused.stdout()).doesNotContain("planted");
+        // Where the profile lets programs create it, a link planted there is refused by the next run.
+        try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("root2"))
+                .profile(PermissionProfile.workspaceWrite().withProtectedMetadataCreation()).build()) {
+            Workspace w = e.manager().createWorkspace("p", WorkspacePolicy.DEFAULT);
+            RunResult planted = sh(e, w, "ln -s /root \"$WORKSPACE_DIR/.git\" && echo planted");
+            assertThat(planted.stdout()).contains("planted");
+            assertThatThrownBy(() -> sh(e, w, "true")).isInstanceOf(PolicyViolationException.class)
+                    .hasMessageContaining(".git");
+            // Positive control: after the application removes the link, runs work again.
+            e.fs().delete(w, ".git");
+            assertThat(sh(e, w, "echo fine").stdout()).isEqualTo("fine\n");
+        }
     }
 
     @Test
@@ -270,6 +278,7 @@ class SandboxFilesystemIT extends AbstractSandboxIT {
     void should_scope_additional_grants_to_one_run() throws IOException {
         Path dir = Files.createDirectories(tmp.resolve("granted"));
         Files.writeString(dir.resolve("in.txt"), "granted-content");
+        SandboxTesting.claimForSandbox(dir);
         String code = SandboxTesting.TRY + "print('r', attempt(lambda: print(open('" + dir.resolve("in.txt")
                 + "').read())))\nprint('w', attempt(lambda: open('" + dir.resolve("out.txt") + "', 'w').write('x')))\n";
         RunResult withGrant = python(engine, ws, code, AdditionalPermissions.write(dir.toString()));

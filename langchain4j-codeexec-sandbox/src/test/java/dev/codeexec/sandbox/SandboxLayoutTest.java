@@ -197,4 +197,80 @@ class SandboxLayoutTest {
         assertThat(plan.visible(root.resolve("workspaces/other/x").toString())).isFalse();
         assertThat(plan.visible(ws.resolve("work/x").toString())).isTrue();
     }
+
+    @Test
+    void should_occupy_missing_protected_names_at_writable_roots_with_empty_placeholders() throws IOException {
+        SandboxLayout.Plan plan = layout(PermissionProfile.workspaceWrite());
+        Map<String, Mount> m = plan.mounts().stream().collect(Collectors.toMap(Mount::path, x -> x));
+        assertThat(m.get(ws.resolve(".git").toString()).kind()).isEqualTo(Mount.Kind.PLACEHOLDER);
+        assertThat(plan.placeholders()).containsExactlyInAnyOrder(ws.resolve(".git").toString(),
+                ws.resolve(".codeexec").toString());
+        // An empty directory (left by an interrupted run) is a placeholder too; one with content is protected.
+        Files.createDirectories(ws.resolve(".git"));
+        assertThat(plan(PermissionProfile.workspaceWrite()).get(ws.resolve(".git").toString()).kind())
+                .isEqualTo(Mount.Kind.PLACEHOLDER);
+        Files.writeString(ws.resolve(".git/HEAD"), "ref: refs/heads/main\n");
+        assertThat(plan(PermissionProfile.workspaceWrite()).get(ws.resolve(".git").toString()).kind())
+                .isEqualTo(Mount.Kind.PROTECT);
+        // Controls: allowed by the profile, or nothing writable, there is no placeholder.
+        assertThat(plan(PermissionProfile.workspaceWrite().withProtectedMetadataCreation()))
+                .doesNotContainKey(ws.resolve(".codeexec").toString());
+        assertThat(layout(PermissionProfile.readOnly()).placeholders()).isEmpty();
+        // Removing them after the run removes only what is still an empty directory.
+        Files.createDirectories(ws.resolve(".codeexec"));
+        plan.removePlaceholders();
+        assertThat(ws.resolve(".codeexec")).doesNotExist();
+        assertThat(ws.resolve(".git/HEAD")).exists();
+    }
+
+    @Test
+    void should_hold_every_directory_between_a_writable_root_and_a_hidden_path_in_place() throws IOException {
+        Files.createDirectories(ws.resolve("work/a/b"));
+        Files.writeString(ws.resolve("work/a/b/secret.txt"), "x");
+        SandboxLayout.Plan plan = layout(PermissionProfile.workspaceWrite().withNoAccessPaths("work/a/b/secret.txt"));
+        Map<String, Mount> m = plan.mounts().stream().collect(Collectors.toMap(Mount::path, x -> x));
+        assertThat(m.get(ws.resolve("work/a/b/secret.txt").toString()).kind()).isEqualTo(Mount.Kind.HIDE_FILE);
+        for (String d : List.of("work", "work/a", "work/a/b")) {
+            assertThat(m.get(ws.resolve(d).toString()).kind()).as(d).isEqualTo(Mount.Kind.KEEP);
+        }
+        // Inside the workspace they are checked by the launcher, not pinned by descriptors.
+        assertThat(plan.checkedDirs()).containsExactly(ws.resolve("work").toString(), ws.resolve("work/a").toString(),
+                ws.resolve("work/a/b").toString());
+        assertThat(plan.pinnedDirs()).isEmpty();
+        // Control: a hidden path directly below the root needs nothing held.
+        assertThat(layout(PermissionProfile.workspaceWrite().withNoAccessPaths("work")).checkedDirs()).isEmpty();
+    }
+
+    @Test
+    void should_refuse_a_hidden_file_with_another_hard_link_and_name_the_rule() throws IOException {
+        Files.writeString(ws.resolve("work/secret.txt"), "x");
+        Files.createLink(ws.resolve("work/copy.txt"), ws.resolve("work/secret.txt"));
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite().withNoAccessPaths("work/secret.txt")))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("'work/secret.txt'");
+        Files.delete(ws.resolve("work/copy.txt"));
+        assertThat(plan(PermissionProfile.workspaceWrite().withNoAccessPaths("work/secret.txt")))
+                .containsKey(ws.resolve("work/secret.txt").toString());
+    }
+
+    @Test
+    void should_refuse_a_write_grant_that_leads_into_sys_through_a_link() throws IOException {
+        Path link = Files.createSymbolicLink(tmp.resolve("kernel"), Path.of("/sys/kernel"));
+        PermissionProfile p = PermissionProfile.workspaceWrite().withWritePaths(link.toString());
+        assertThatThrownBy(() -> plan(p)).isInstanceOf(dev.codeexec.engine.InvalidSpecException.class)
+                .hasMessageContaining("/sys");
+        assertThat(plan(PermissionProfile.workspaceWrite().withReadPaths(link.toString())))
+                .containsKey("/sys/kernel");
+    }
+
+    @Test
+    void should_refuse_a_grant_through_a_link_inside_a_write_grant() throws IOException {
+        Path results = Files.createDirectories(tmp.resolve("results")).toRealPath();
+        Files.createSymbolicLink(results.resolve("sub"), Path.of("/etc"));
+        PermissionProfile p = PermissionProfile.workspaceWrite().withWritePaths(results.toString());
+        assertThatThrownBy(() -> plan(p.withWritePaths(results.resolve("sub").toString())))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("symbolic link");
+        // A link outside every writable directory (the host's own) is followed as before.
+        Path hostLink = Files.createSymbolicLink(tmp.resolve("etc-link"), Path.of("/etc"));
+        assertThat(plan(p.withReadPaths(hostLink.toString()))).containsKey("/etc");
+    }
 }

@@ -115,6 +115,8 @@ class SandboxNetworkIT {
         Path sock = dir.resolve("s.sock");
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(sock));
+            // Connecting needs write permission on the socket: programs do not run as root.
+            Files.setPosixFilePermissions(sock, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
             Thread t = new Thread(() -> {
                 while (server.isOpen()) {
                     try (SocketChannel c = server.accept()) {
@@ -162,7 +164,7 @@ class SandboxNetworkIT {
         Path sock = dir.resolve("d.sock");
         startHostHelper("import socket\n"
                 + "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
-                + "s.bind('" + sock + "'); print('ready', flush=True)\n"
+                + "s.bind('" + sock + "'); import os; os.chmod('" + sock + "', 0o777); print('ready', flush=True)\n"
                 + "while True:\n"
                 + "    data = s.recv(100); print('received', data.decode(), flush=True)\n");
         String code = "def pair():\n"

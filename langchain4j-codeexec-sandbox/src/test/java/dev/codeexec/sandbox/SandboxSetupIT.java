@@ -61,7 +61,10 @@ class SandboxSetupIT {
 
     @BeforeEach
     void setUp() throws IOException {
-        swapScript = tmp.resolve("swap.sh");
+        // The "concurrent program" runs as the user programs run as (not root), in a directory it may change.
+        Path concurrent = Files.createDirectories(tmp.resolve("concurrent"));
+        SandboxTesting.claimForSandbox(concurrent);
+        swapScript = concurrent.resolve("swap.sh");
         Path bwrap = tmp.resolve("bwrap-with-a-concurrent-program");
         Files.writeString(bwrap, "#!/bin/sh\nPATH=/usr/bin:/bin\nif [ -f '" + swapScript + "' ]; then sh '"
                 + swapScript + "'; rm -f '" + swapScript + "'; fi\nexec /usr/bin/bwrap \"$@\"\n");
@@ -231,7 +234,8 @@ class SandboxSetupIT {
     @Test
     void should_report_a_real_setup_failure_as_backend_unavailable() throws IOException {
         // bubblewrap itself fails before the program starts: a granted host directory vanished after the plan.
-        Path extra = Files.createDirectories(tmp.resolve("extra"));
+        Path extra = Files.createDirectories(swapScript.resolveSibling("extra"));
+        SandboxTesting.claimForSandbox(extra);
         concurrently("rmdir '" + extra + "'");
         assertThatThrownBy(() -> engine.runProgram(ws, shell("echo ran"), AdditionalPermissions.read(extra.toString())))
                 .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("Nothing ran");

@@ -26,6 +26,18 @@ final class SandboxTesting {
         return "root".equals(System.getProperty("user.name"));
     }
 
+    /**
+     * Gives a host directory a test grants writable to the user sandboxed programs run as (the default sandbox user
+     * when the JVM is root; nothing to do otherwise): programs never run as root, so a write grant must be writable
+     * by that user.
+     */
+    static void claimForSandbox(java.nio.file.Path dir) {
+        if (isRoot()) {
+            SandboxUser.of(SandboxUser.Mode.DROP, SandboxUser.DEFAULT_UID, SandboxUser.DEFAULT_GID, null)
+                    .claimTree(dir);
+        }
+    }
+
     static RunResult python(SandboxEngine engine, Workspace ws, String code) {
         return engine.runner().runProgram(ws, RunProgramSpec.builder(PYTHON).args("-c", code).cwd("work")
                 .timeout(Duration.ofSeconds(30)).build());

@@ -86,6 +86,16 @@ class SandboxWorkspaceGateIT {
                 assertThat(planted.map(p -> p.getFileName().toString())).containsExactly("config.json");
             }
 
+            // The kill can land anywhere in the swap loop: put the directory back the way an application would.
+            Path sub = Path.of(ws.path(), "work/sub");
+            Path moved = Path.of(ws.path(), "work/sub_real");
+            if (Files.isSymbolicLink(sub)) {
+                Files.delete(sub);
+            }
+            if (Files.isDirectory(moved, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    && !Files.exists(sub, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                Files.move(moved, sub);
+            }
             // Positive control: once the session is gone, the same operations work, inside the workspace.
             engine.fs().putFiles(ws, List.of(PutFile.of("work/sub/planted.txt", "x")));
             assertThat(engine.fs().readFile(ws, "work/sub/config.json", 0, 100).contentAsString())

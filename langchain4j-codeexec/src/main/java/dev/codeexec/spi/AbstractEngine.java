@@ -167,7 +167,8 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
      * @throws dev.codeexec.engine.UnsupportedCapabilityException when the engine cannot enforce one of them
      */
     protected final ResourceLimits limitsFor(RunProgramSpec spec) {
-        ResourceLimits limits = spec.limits() == null ? defaultLimits : spec.limits().withDefaults(defaultLimits);
+        ResourceLimits defaults = defaultLimits();
+        ResourceLimits limits = spec.limits() == null ? defaults : spec.limits().withDefaults(defaults);
         describe().requireLimits(limits, limitsOwner());
         return limits;
     }
@@ -177,8 +178,11 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         return displayName;
     }
 
-    /** The engine's default limits. */
-    protected final ResourceLimits defaultLimits() {
+    /**
+     * The engine's default limits: those given to the constructor. A backend whose defaults depend on what the host
+     * can enforce (known only after its own set-up) overrides it.
+     */
+    protected ResourceLimits defaultLimits() {
         return defaultLimits;
     }
 

@@ -5,18 +5,16 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.sandbox.AdditionalPermissions;
 import dev.codeexec.sandbox.NetworkMode;
 import dev.codeexec.sandbox.PermissionProfile;
 import dev.codeexec.sandbox.SandboxEngine;
 import dev.codeexec.workspace.WorkspaceGlob;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -110,11 +108,10 @@ public final class SandboxCli {
             err.println("codeexec-sandbox: " + e.getMessage());
             return EXIT_SETUP;
         }
-        Path tempRoot = null;
         try {
-            tempRoot = Files.createTempDirectory("codeexec-cli-");
-            Path ws = o.workspace() != null ? o.workspace() : Files.createDirectory(tempRoot.resolve("workspace"));
-            try (SandboxEngine engine = SandboxEngine.builder().rootDir(tempRoot.resolve("sandbox"))
+            // The engine's own temporary root (removed when it closes); without --workspace the command runs in a
+            // fresh workspace of the engine, like any run of the library.
+            try (SandboxEngine engine = SandboxEngine.builder()
                     .profile(o.profile()).environmentPolicy(o.env()).hostEnvironment(hostEnv).build()) {
                 RunProgramSpec spec = RunProgramSpec.builder(o.command().get(0))
                         .args(o.command().subList(1, o.command().size())).cwd("work").timeout(o.timeout())
@@ -126,7 +123,10 @@ public final class SandboxCli {
                                 target.flush();
                             }
                         }).build();
-                RunResult r = engine.runInDirectory(ws, spec, AdditionalPermissions.NONE);
+                RunResult r = o.workspace() != null
+                        ? engine.runInDirectory(o.workspace(), spec, AdditionalPermissions.NONE)
+                        : engine.runner().runProgram(engine.manager().createWorkspace("cli", WorkspacePolicy.DEFAULT),
+                                spec);
                 out.flush();
                 err.flush();
                 if (r.timedOut()) {
@@ -139,11 +139,6 @@ public final class SandboxCli {
         } catch (CodeExecException e) {
             err.println("codeexec-sandbox: " + e.getMessage());
             return EXIT_SETUP;
-        } catch (IOException e) {
-            err.println("codeexec-sandbox: cannot create a temporary directory: " + e.getMessage());
-            return EXIT_SETUP;
-        } finally {
-            deleteQuietly(tempRoot);
         }
     }
 
@@ -234,16 +229,4 @@ public final class SandboxCli {
         return v.startsWith("/") ? v : cwd.resolve(v).normalize().toString();
     }
 
-    private static void deleteQuietly(Path p) {
-        if (p == null) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(p)) {
-            for (Path x : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(x);
-            }
-        } catch (IOException | RuntimeException ignored) {
-            // Best effort: a temporary directory.
-        }
-    }
 }

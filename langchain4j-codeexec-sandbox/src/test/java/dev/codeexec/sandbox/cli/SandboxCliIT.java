@@ -48,7 +48,8 @@ class SandboxCliIT {
     void should_stream_output_and_return_the_command_exit_code() {
         int rc = cli("--", "/bin/sh", "-c", "pwd; echo oops >&2; env; exit 7");
         assertThat(rc).isEqualTo(7);
-        assertThat(out()).contains("/workspace/work\n").contains("LANG=C.UTF-8").doesNotContain("sk-secret");
+        assertThat(out()).containsPattern("/workspaces/cli-[^/]+/work\n").contains("LANG=C.UTF-8")
+                .doesNotContain("sk-secret");
         assertThat(err()).isEqualTo("oops\n");
     }
 
@@ -77,6 +78,10 @@ class SandboxCliIT {
         Files.writeString(data.resolve("in.txt"), "input");
         Files.writeString(data.resolve("secret.txt"), "hidden");
         Path ws = Files.createDirectories(tmp.resolve("ws"));
+        if ("root".equals(System.getProperty("user.name"))) {
+            // An operator's directory belongs to an unprivileged user; programs run as that user, never as root.
+            Files.setAttribute(ws, "unix:uid", 99999);
+        }
         int rc = cli("--workspace", "ws", "--read", "data", "--deny", "data/secret.txt", "--env", "none",
                 "--set", "GREETING=hi", "--network", "restricted", "--",
                 "/bin/sh", "-c", "cat ../../data/in.txt; cat ../../data/secret.txt; echo $GREETING > ../out/g.txt;"
@@ -109,15 +114,38 @@ class SandboxCliIT {
             hidden.addAll(List.of("--deny", f.toString()));
         }
         hidden.addAll(List.of("--", "/bin/sh", "-c", routes));
-        Path hiddenWs = Files.createDirectories(tmp.resolve("hidden"));
+        Path hiddenWs = unprivileged(Files.createDirectories(tmp.resolve("hidden")));
         cli(hidden.toArray(String[]::new));
         // positive control: without the hidden files every route runs the program
-        Path openWs = Files.createDirectories(tmp.resolve("open"));
+        Path openWs = unprivileged(Files.createDirectories(tmp.resolve("open")));
         cli("--workspace", "open", "--", "/bin/sh", "-c", routes);
 
         for (String made : List.of("a", "b", "c", "d", "e")) {
             assertThat(hiddenWs.resolve("work").resolve(made)).as("hidden: " + made + "; " + err()).doesNotExist();
             assertThat(openWs.resolve("work").resolve(made)).as("open: " + made + "; " + err()).exists();
         }
+    }
+
+    /** A workspace directory the CLI accepts as root: one that belongs to an unprivileged user, whom programs run as. */
+    private static Path unprivileged(Path dir) throws java.io.IOException {
+        if ("root".equals(System.getProperty("user.name"))) {
+            Files.setAttribute(dir, "unix:uid", 4242);
+        }
+        return dir;
+    }
+
+    @Test
+    void should_refuse_a_workspace_directory_of_root_when_programs_would_have_to_run_as_root() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "only a root JVM changes the program's user");
+        Files.createDirectories(tmp.resolve("rootws"));
+        assertThat(cli("--workspace", "rootws", "--", "/bin/sh", "-c", "id -u")).isEqualTo(125);
+        assertThat(err()).contains("belongs to root").contains("chown");
+        // Positive control: the same directory given to an unprivileged user runs as that user.
+        Files.setAttribute(tmp.resolve("rootws"), "unix:uid", 4242);
+        err.reset();
+        assertThat(cli("--workspace", "rootws", "--", "/bin/sh", "-c", "id -u; touch ../out/made")).isZero();
+        assertThat(out()).isEqualTo("4242\n");
+        assertThat((Integer) Files.getAttribute(tmp.resolve("rootws/out/made"), "unix:uid")).isEqualTo(4242);
     }
 }

@@ -15,9 +15,10 @@ import java.util.function.BiConsumer;
  * @param root   the workspace root
  * @param cwd    the working directory, resolved by the workspace's path resolver and known to be a directory
  * @param cwdRel the working directory as the spec gave it, normalized (for messages)
- * @param runDir the run's directory, workspace-relative, created
+ * @param runDir     the run's directory, workspace-relative, created
+ * @param runDirPath the run's directory on the host, as it was created (not resolved again by name)
  */
-public record HostRunPlace(Path root, Path cwd, String cwdRel, String runDir) {
+public record HostRunPlace(Path root, Path cwd, String cwdRel, String runDir, Path runDirPath) {
 
     /**
      * Resolves the spec's working directory and creates the run's directory.
@@ -41,8 +42,8 @@ public record HostRunPlace(Path root, Path cwd, String cwdRel, String runDir) {
         }
         cwdCheck.accept(cwdRel, cwd);
         String runDir = WorkspaceLayout.newRunDir();
-        resolver.ensureDirectory(runDir);
-        return new HostRunPlace(resolver.root(), cwd, cwdRel, runDir);
+        Path runDirPath = resolver.ensureDirectory(runDir);
+        return new HostRunPlace(resolver.root(), cwd, cwdRel, runDir, runDirPath);
     }
 
     /** True when {@code path} is a regular, executable file on the host (one stat, no exception when missing). */
