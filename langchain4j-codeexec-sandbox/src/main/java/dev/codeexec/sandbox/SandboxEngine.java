@@ -20,6 +20,7 @@ import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
@@ -110,6 +111,8 @@ public final class SandboxEngine extends AbstractEngine {
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
+        p = b.deniedBy == null || p.enforcement() != PermissionProfile.Enforcement.MANAGED ? p
+                : hideDenied(p, b.deniedBy);
         this.profile = hideArtifactStore(p, artifactStore());
         long scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
         if (scratchBytes <= 0) {
@@ -206,6 +209,16 @@ public final class SandboxEngine extends AbstractEngine {
             }
         }
         return p;
+    }
+
+    /**
+     * Hides the files of the executables a command policy denies (resolved on {@link ShellEnvironmentPolicy#CLEAN_PATH},
+     * links followed, hard links included): a program cannot start them by any route — a wrapper, the dynamic loader,
+     * an interpreter, a copy — because it cannot read them.
+     */
+    private static PermissionProfile hideDenied(PermissionProfile p, CommandPolicy policy) {
+        Set<Path> files = policy.deniedExecutables(ShellEnvironmentPolicy.CLEAN_PATH);
+        return files.isEmpty() ? p : p.withNoAccessPaths(files.stream().map(Path::toString).toArray(String[]::new));
     }
 
     /** A sandbox engine with every default (see {@link Builder}). */
@@ -461,6 +474,7 @@ public final class SandboxEngine extends AbstractEngine {
         private SandboxPlatform platform;
         private Integer sandboxUid;
         private Integer sandboxGid;
+        private CommandPolicy deniedBy;
 
         private Builder() {
         }
@@ -537,6 +551,18 @@ public final class SandboxEngine extends AbstractEngine {
 
         Builder platform(SandboxPlatform platform) {
             this.platform = platform;
+            return this;
+        }
+
+        /**
+         * Enforces a command policy's deny list at run time: the files of the executables it denies are hidden from
+         * every sandbox ({@link CommandPolicy#deniedExecutables}), so no wrapper, loader, interpreter or copy can start
+         * them, whatever command line the policy let through. Give the same policy to
+         * {@code CodeExecution.builder().commandPolicy(...)} for the name-based checks and clear refusals. Default:
+         * none. Has no effect on profiles that do not manage a sandbox.
+         */
+        public Builder hideDeniedExecutables(CommandPolicy policy) {
+            this.deniedBy = policy;
             return this;
         }
 
