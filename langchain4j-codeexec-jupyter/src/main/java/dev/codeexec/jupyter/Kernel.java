@@ -335,6 +335,11 @@ final class Kernel {
         return client.droppedMessages();
     }
 
+    /** The socket reader's rounds so far and those that found no work: a diagnostic against spinning. */
+    long[] readerRounds() {
+        return client.readerRounds();
+    }
+
     /** Sends a cell; its output, reply and status arrive on the returned request. */
     Request execute(String code, Budget budget, ObjectMapper json) {
         ObjectNode c = json.createObjectNode();
