@@ -40,8 +40,8 @@ import org.zeromq.ZMQ;
  * <h2>Thread roles</h2>
  * <ul>
  *   <li><b>The socket reader</b> ({@code codeexec-jupyter-io-<kernel>}), one per kernel, is the only thread that
- *       touches this kernel's jeromq sockets and its {@link WireCodec}: jeromq sockets are not thread-safe, and a
- *       jeromq call on a thread that gets interrupted closes the context's internal NIO pipes. It connects the
+ *       touches this kernel's jeromq sockets and its {@link WireCodec}: jeromq sockets are not thread-safe, and
+ *       callers' threads may be interrupted at any point, which jeromq's NIO plumbing is not meant for. It connects the
  *       sockets, polls them, signs and sends what callers queued, receives, verifies and routes, and sends the
  *       heartbeats. It <em>never runs caller code</em>: routing is an {@code offer} to the request's unbounded queue,
  *       and the one callback it makes, {@code onHeartbeatDeath}, is the kernel's own non-blocking tree kill. It waits
@@ -52,9 +52,9 @@ import org.zeromq.ZMQ;
  *       wake-up that finds no work therefore backs off for {@value #SPURIOUS_BACKOFF_MICROS} µs before the next
  *       wait, instead of spinning on two cores shared with the kernel.</li>
  *   <li><b>Callers</b> (any thread) build messages, put them in the outbox, wake the reader and wait on their
- *       {@link Request}'s queue. They never touch a socket. The wake-up is {@link Selector#wakeup()}: thread-safe,
- *       never lost (it also ends the next wait), and unaffected by an interrupt of the caller, which would close an
- *       NIO pipe written to from that thread.</li>
+ *       {@link Request}'s queue. They never touch a socket. The wake-up is {@link Selector#wakeup()} (thread-safe,
+ *       never lost: it also ends the next wait, and unaffected by an interrupt of the caller, which would close an
+ *       NIO pipe written to from that thread), plus an unpark in case the reader is backing off.</li>
  *   <li><b>Whoever learns that the kernel died</b> (the reader after missed heartbeats, the JDK's process reaper
  *       through {@link #markDead}) wakes every waiting request with {@link JupyterMessage#DEATH}.</li>
  * </ul>
