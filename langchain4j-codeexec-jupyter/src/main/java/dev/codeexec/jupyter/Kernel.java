@@ -101,7 +101,6 @@ final class Kernel {
     private final AtomicBoolean shutdownRequested = new AtomicBoolean();
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile ProgramSession session;
-    private volatile Integer exitStatus;
     private volatile Info info;
 
     private Kernel(Settings s, String label, ConnectionInfo conn, Path connectionFile) {
@@ -167,10 +166,7 @@ final class Kernel {
         session = ProgramRuns.startSession(capturing, new ProgramLaunch(argv, env, cwd, null, LIFETIME, 1 << 16,
                 null), label);
         session.closeStdin(); // a kernel's code reading sys.stdin gets end of file instead of waiting forever
-        process.get().exit().whenComplete((status, e) -> {
-            exitStatus = status;
-            client.markDead(describeExit(status));
-        });
+        process.get().exit().whenComplete((status, e) -> client.markDead(describeExit(status)));
     }
 
     private void handshake(Settings s) {
@@ -320,9 +316,10 @@ final class Kernel {
         return client.deathReason();
     }
 
-    /** The exit status of its process, once it ended. */
+    /** The exit status of its process once it ended, else null. */
     Integer exitStatus() {
-        return exitStatus;
+        ChannelProcess p = process.get();
+        return p == null ? null : p.exit().getNow(null);
     }
 
     /** The connection file's path: it names the kernel's processes on the host (their command line holds it). */
@@ -333,6 +330,11 @@ final class Kernel {
     /** Messages the client dropped (bad signature, malformed). */
     long droppedMessages() {
         return client.droppedMessages();
+    }
+
+    /** The socket reader's rounds so far and those that found no work: a diagnostic against spinning. */
+    long[] readerRounds() {
+        return client.readerRounds();
     }
 
     /** Sends a cell; its output, reply and status arrive on the returned request. */

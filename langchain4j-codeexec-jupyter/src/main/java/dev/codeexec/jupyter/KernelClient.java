@@ -5,12 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
 import java.io.IOException;
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -43,14 +40,21 @@ import org.zeromq.ZMQ;
  * <h2>Thread roles</h2>
  * <ul>
  *   <li><b>The socket reader</b> ({@code codeexec-jupyter-io-<kernel>}), one per kernel, is the only thread that
- *       touches this kernel's jeromq sockets and its {@link WireCodec}: jeromq sockets are not thread-safe, and a
- *       jeromq call on a thread that gets interrupted closes the context's internal NIO pipes. It connects the
+ *       touches this kernel's jeromq sockets and its {@link WireCodec}: jeromq sockets are not thread-safe, and
+ *       callers' threads may be interrupted at any point, which jeromq's NIO plumbing is not meant for. It connects the
  *       sockets, polls them, signs and sends what callers queued, receives, verifies and routes, and sends the
  *       heartbeats. It <em>never runs caller code</em>: routing is an {@code offer} to the request's unbounded queue,
- *       and the one callback it makes, {@code onHeartbeatDeath}, is the kernel's own non-blocking tree kill.</li>
+ *       and the one callback it makes, {@code onHeartbeatDeath}, is the kernel's own non-blocking tree kill. It waits
+ *       in a {@link Selector} of its own over the sockets' {@code ZMQ_FD} channels (and, after each wake-up, asks
+ *       every socket for its events, as the {@code ZMQ_FD} contract requires), not in jeromq's {@code Poller}:
+ *       that one reports a raw channel's stale ready set as ready on every call. jeromq leaves a socket's
+ *       {@code ZMQ_FD} readable for up to its command delay (3 ms) after traffic although nothing is to be read; a
+ *       wake-up that finds no work therefore backs off for {@value #SPURIOUS_BACKOFF_MICROS} µs before the next
+ *       wait, instead of spinning on two cores shared with the kernel.</li>
  *   <li><b>Callers</b> (any thread) build messages, put them in the outbox, wake the reader and wait on their
- *       {@link Request}'s queue. They never touch a socket. The wake-up is a one-byte datagram on loopback from a
- *       {@link DatagramSocket}, which an interrupt of the caller does not close (an NIO pipe would be).</li>
+ *       {@link Request}'s queue. They never touch a socket. The wake-up is {@link Selector#wakeup()} (thread-safe,
+ *       never lost: it also ends the next wait, and unaffected by an interrupt of the caller, which would close an
+ *       NIO pipe written to from that thread), plus an unpark in case the reader is backing off.</li>
  *   <li><b>Whoever learns that the kernel died</b> (the reader after missed heartbeats, the JDK's process reaper
  *       through {@link #markDead}) wakes every waiting request with {@link JupyterMessage#DEATH}.</li>
  * </ul>
@@ -70,6 +74,8 @@ final class KernelClient implements AutoCloseable {
     private static final byte[] PING = "ping".getBytes(StandardCharsets.US_ASCII);
     /** Messages read from one socket before the others get a turn. */
     private static final int BURST = 256;
+    /** {@value} µs: the pause after a wake-up that found no work (see the thread roles). */
+    static final int SPURIOUS_BACKOFF_MICROS = 100;
     /** How long {@link #start} waits for the reader to connect, and {@link #close} for it to end. */
     private static final Duration READER_WAIT = Duration.ofSeconds(10);
 
@@ -89,12 +95,17 @@ final class KernelClient implements AutoCloseable {
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicBoolean wakePending = new AtomicBoolean();
     private final CountDownLatch connected = new CountDownLatch(1);
-    private final DatagramChannel wakeReceiver;
-    private final DatagramSocket wakeSender;
+    private final Selector selector;
     private final Thread reader;
     private volatile boolean heartbeatOn;
     private volatile boolean stopping;
     private volatile RuntimeException readerFailure;
+    /** Sockets that stopped at a full burst in this round. Reader only. */
+    private int burstLeft;
+    /** Rounds of the reader's loop: written by the reader only; a diagnostic against spinning. */
+    private volatile long rounds;
+    /** Rounds that found no work and backed off. Written by the reader only. */
+    private volatile long idleRounds;
 
     /** A message queued by a caller, signed and sent by the reader. */
     private record Outgoing(Channel channel, byte[] header, byte[] parent, byte[] content) {
@@ -118,14 +129,9 @@ final class KernelClient implements AutoCloseable {
         this.hbTimeoutNanos = hbTimeout.toNanos();
         this.onHeartbeatDeath = onHeartbeatDeath;
         try {
-            InetAddress loopback = InetAddress.getLoopbackAddress();
-            this.wakeReceiver = DatagramChannel.open();
-            wakeReceiver.bind(new InetSocketAddress(loopback, 0));
-            wakeReceiver.configureBlocking(false);
-            this.wakeSender = new DatagramSocket(0, loopback);
-            wakeSender.connect(wakeReceiver.getLocalAddress());
+            this.selector = Selector.open();
         } catch (IOException e) {
-            throw new IllegalStateException("cannot open the loopback wake-up socket of a kernel client", e);
+            throw new IllegalStateException("cannot open a selector for a kernel client", e);
         }
         this.reader = new Thread(this::readLoop, "codeexec-jupyter-io-" + name);
         reader.setDaemon(true);
@@ -164,6 +170,11 @@ final class KernelClient implements AutoCloseable {
     /** Why the kernel is gone, or null while it is believed alive. */
     String deathReason() {
         return deathReason.get();
+    }
+
+    /** Rounds of the socket reader's loop so far, and how many of them found no work: diagnostics. */
+    long[] readerRounds() {
+        return new long[] {rounds, idleRounds};
     }
 
     /** Messages dropped because their signature was wrong or their frames were malformed. */
@@ -221,17 +232,24 @@ final class KernelClient implements AutoCloseable {
                 LOG.warn("kernel {}: the socket reader did not stop within {} s", name, READER_WAIT.toSeconds());
             }
         }
-        wakeSender.close();
+        if (!reader.isAlive() && selector.isOpen()) {
+            closeSelector(); // the reader never ran, or ended without closing it
+        }
     }
 
     private void wake() {
+        // One wake-up per batch: the flag is cleared by the reader before it looks at the outbox.
         if (wakePending.compareAndSet(false, true)) {
-            try {
-                wakeSender.send(new DatagramPacket(new byte[] {1}, 1));
-            } catch (IOException e) {
-                // Closed, or the datagram was refused: the reader still polls at least every heartbeat interval.
-                wakePending.set(false);
-            }
+            selector.wakeup();
+            LockSupport.unpark(reader); // in case it is backing off
+        }
+    }
+
+    private void closeSelector() {
+        try {
+            selector.close();
+        } catch (IOException ignored) {
+            // Nothing more to release.
         }
     }
 
@@ -259,7 +277,6 @@ final class KernelClient implements AutoCloseable {
     private void readLoop() {
         WireCodec codec = new WireCodec(info.key());
         List<ZMQ.Socket> sockets = new ArrayList<>();
-        ZMQ.Poller poller = null;
         try {
             ZMQ.Socket shell = socket(sockets, SocketType.DEALER);
             ZMQ.Socket control = socket(sockets, SocketType.DEALER);
@@ -281,50 +298,49 @@ final class KernelClient implements AutoCloseable {
             control.connect(info.controlAddress());
             stdin.connect(info.stdinAddress());
             hb.connect(info.hbAddress());
-            poller = zmq.createPoller(6);
-            int iShell = poller.register(shell, ZMQ.Poller.POLLIN);
-            int iIopub = poller.register(iopub, ZMQ.Poller.POLLIN);
-            int iControl = poller.register(control, ZMQ.Poller.POLLIN);
-            int iStdin = poller.register(stdin, ZMQ.Poller.POLLIN);
-            int iHb = poller.register(hb, ZMQ.Poller.POLLIN);
-            int iWake = poller.register(wakeReceiver, ZMQ.Poller.POLLIN);
+            for (ZMQ.Socket s : sockets) {
+                // ZMQ_FD: readable when the socket has news; its events tell what (it may have news without it).
+                s.getFD().register(selector, SelectionKey.OP_READ);
+            }
             connected.countDown();
 
-            ByteBuffer wakeBuf = ByteBuffer.allocate(16);
             long now = System.nanoTime();
             long nextPing = now;
             long lastEcho = now;
             boolean heartbeatWasOn = false;
+            int more = 0;
             while (!stopping) {
-                long waitMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextPing - System.nanoTime()),
-                        1000));
-                poller.poll(waitMillis);
-                if (poller.pollin(iWake)) {
-                    while (wakeReceiver.receive(wakeBuf.clear()) != null) {
-                        // Drained: each datagram only says "look at the outbox".
-                    }
+                int ready;
+                if (more > 0) {
+                    ready = selector.selectNow(); // a socket had a full burst: do not wait before the next
+                } else {
+                    long waitMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextPing - System.nanoTime()),
+                            1000));
+                    ready = selector.select(waitMillis);
                 }
-                wakePending.set(false);
-                for (Outgoing o; (o = outbox.poll()) != null; ) {
+                selector.selectedKeys().clear();
+                rounds++;
+                boolean woken = wakePending.getAndSet(false);
+                int work = 0;
+                for (Outgoing o; (o = outbox.poll()) != null; work++) {
                     ZMQ.Socket s = o.channel == Channel.CONTROL ? control : o.channel == Channel.STDIN ? stdin : shell;
                     sendFrames(s, codec.encode(o.header, o.parent, EMPTY_DICT, o.content));
                 }
-                if (poller.pollin(iIopub)) {
-                    drain(iopub, Channel.IOPUB, codec, stdin);
-                }
-                if (poller.pollin(iShell)) {
-                    drain(shell, Channel.SHELL, codec, stdin);
-                }
-                if (poller.pollin(iControl)) {
-                    drain(control, Channel.CONTROL, codec, stdin);
-                }
-                if (poller.pollin(iStdin)) {
-                    drain(stdin, Channel.STDIN, codec, stdin);
-                }
+                burstLeft = 0;
+                work += received(drain(iopub, Channel.IOPUB, codec, stdin));
+                work += received(drain(shell, Channel.SHELL, codec, stdin));
+                work += received(drain(control, Channel.CONTROL, codec, stdin));
+                work += received(drain(stdin, Channel.STDIN, codec, stdin));
+                more = burstLeft;
                 now = System.nanoTime();
                 // One receive per ping: a REQ socket refuses a second receive before the next send.
-                if (poller.pollin(iHb) && hb.recv(ZMQ.DONTWAIT) != null) {
+                if ((hb.getEvents() & ZMQ.Poller.POLLIN) != 0 && hb.recv(ZMQ.DONTWAIT) != null) {
                     lastEcho = now;
+                    work++;
+                }
+                if (ready > 0 && work == 0 && !woken) {
+                    idleRounds++;
+                    LockSupport.parkNanos(SPURIOUS_BACKOFF_MICROS * 1000L);
                 }
                 boolean on = heartbeatOn;
                 if (on && !heartbeatWasOn) {
@@ -355,20 +371,13 @@ final class KernelClient implements AutoCloseable {
             }
         } finally {
             connected.countDown();
-            if (poller != null) {
-                poller.close();
-            }
+            closeSelector();
             for (ZMQ.Socket s : sockets) {
                 try {
                     zmq.destroySocket(s);
                 } catch (RuntimeException e) {
                     LOG.debug("kernel {}: closing a socket failed", name, e);
                 }
-            }
-            try {
-                wakeReceiver.close();
-            } catch (IOException ignored) {
-                // Nothing to release further.
             }
         }
     }
@@ -386,11 +395,24 @@ final class KernelClient implements AutoCloseable {
         }
     }
 
-    private void drain(ZMQ.Socket s, Channel channel, WireCodec codec, ZMQ.Socket stdin) {
-        for (int n = 0; n < BURST; n++) {
+    /** Counts a drain's messages; notes when a socket stopped at a full burst (it may have more). */
+    private int received(int n) {
+        if (n >= BURST) {
+            burstLeft++;
+        }
+        return n;
+    }
+
+    /** Receives what {@code s} has, up to a burst; returns how many messages (dropped ones included). */
+    private int drain(ZMQ.Socket s, Channel channel, WireCodec codec, ZMQ.Socket stdin) {
+        int n = 0;
+        for (; n < BURST; n++) {
+            if ((s.getEvents() & ZMQ.Poller.POLLIN) == 0) {
+                return n;
+            }
             byte[] first = s.recv(ZMQ.DONTWAIT);
             if (first == null) {
-                return;
+                return n;
             }
             List<byte[]> frames = new ArrayList<>(8);
             frames.add(first);
@@ -427,6 +449,7 @@ final class KernelClient implements AutoCloseable {
             }
             route(m);
         }
+        return n;
     }
 
     private void route(JupyterMessage m) {

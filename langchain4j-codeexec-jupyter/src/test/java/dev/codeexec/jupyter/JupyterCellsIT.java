@@ -96,6 +96,19 @@ class JupyterCellsIT {
     }
 
     @Test
+    void should_not_busy_wait_while_cells_run() {
+        cell(engine, ws, "1");
+        long before = engine.kernel(ws).readerRounds()[0];
+
+        for (int i = 0; i < 50; i++) {
+            assertThat(cell(engine, ws, "1 + 1").output()).isEqualTo("2\n");
+        }
+
+        // A handful of rounds per cell (send, then each message); a spinning reader turns hundreds.
+        assertThat(engine.kernel(ws).readerRounds()[0] - before).as("reader rounds for 50 cells").isLessThan(50 * 50);
+    }
+
+    @Test
     void should_stop_at_the_first_failing_block_and_run_other_languages_as_scripts() {
         CodeExecutionResult r = engine.executeCode(ws, new CodeExecutionInput(List.of(
                 CodeBlock.of("python", "n = 21\nopen('n.txt', 'w').write(str(n * 2))"),

@@ -183,6 +183,27 @@ class JupyterKernelClientTest {
     }
 
     @Test
+    void should_not_spin_while_messages_trickle_in() throws Exception {
+        List<FakeKernel.Received> received = new ArrayList<>();
+        Request r = requestSeenByKernel(null, received);
+        long before = client.readerRounds()[0];
+
+        // jeromq leaves a socket's ZMQ_FD readable for a while after traffic: a reader that waits on it naively
+        // turns thousands of rounds for these 40 messages.
+        for (int i = 0; i < 40; i++) {
+            kernel.publish(received.get(0).header(), "stream", "{\"name\":\"stdout\",\"text\":\"" + i + "\"}");
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
+        for (int i = 0; i < 40; i++) {
+            assertThat(r.poll(WAIT).msgType()).isEqualTo("stream");
+        }
+
+        // About one round per message here; without the back-off, hundreds more.
+        assertThat(client.readerRounds()[0] - before).as("reader rounds for 40 messages").isLessThan(200);
+        r.close();
+    }
+
+    @Test
     void should_not_be_disturbed_by_an_interrupted_caller() throws Exception {
         Thread.currentThread().interrupt();
         Request r;

@@ -152,12 +152,27 @@ class JupyterKernelLifecycleIT {
     void should_stop_the_kernel_when_its_workspace_is_removed() throws Exception {
         cell(engine, ws, "x = 1");
         Path file = engine.kernelConnectionFile(ws);
+        Kernel k = engine.kernel(ws);
 
         engine.manager().cleanup(ws);
 
+        assertThat(k.exitStatus()).as("a shutdown_request, answered: the kernel exits by itself").isZero();
         assertThat(JupyterTesting.awaitNoProcessWith(file.toString(), Duration.ofSeconds(30))).isEmpty();
         assertThatThrownBy(() -> cell(engine, ws, "x")).isInstanceOf(WorkspaceGoneException.class);
         engine.manager().cleanup(ws); // idempotent
+    }
+
+    @Test
+    void should_kill_a_kernel_that_does_not_exit_after_its_shutdown_request() throws Exception {
+        // The kernel answers the shutdown request, then hangs in an exit handler.
+        cell(engine, ws, "import atexit, time\natexit.register(time.sleep, 600)");
+        Path file = engine.kernelConnectionFile(ws);
+        Kernel k = engine.kernel(ws);
+
+        engine.manager().cleanup(ws);
+
+        assertThat(k.exitStatus()).as("killed after the bounded wait").isEqualTo(128 + 9);
+        assertThat(JupyterTesting.awaitNoProcessWith(file.toString(), Duration.ofSeconds(30))).isEmpty();
     }
 
     @Test
