@@ -1,6 +1,7 @@
 package dev.codeexec.jupyter;
 
 import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.host.PidNamespace;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramRuns;
@@ -24,16 +25,13 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code setsid}: the kernel leads its own process group, so its own interrupt (ipykernel signals its group
  *       when it leads one) reaches the processes a cell started, too.</li>
  * </ul>
- * What is missing is logged once as a WARN and left out. The core's local engine probes the same namespace wrapper
- * for its runs; its probe is not part of the SPI, so this backend has its own.
+ * What is missing is logged once as a WARN and left out. The namespace wrapper is the core's one probe
+ * ({@link PidNamespace}), the local engine's too.
  */
 final class HostLaunchers {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostLaunchers.class);
 
-    private static final List<String> ROOT_NS = List.of("unshare", "--pid", "--fork", "--kill-child", "--");
-    private static final List<String> USER_NS = List.of("unshare", "--map-current-user", "--pid", "--fork",
-            "--kill-child", "--");
 
     private static volatile HostLaunchers probed;
 
@@ -91,23 +89,8 @@ final class HostLaunchers {
 
     private static HostLaunchers probe() {
         String truePath = find("true");
-        List<String> ns = List.of();
-        String unshare = find("unshare");
-        if (unshare != null && truePath != null) {
-            for (List<String> candidate : List.of(ROOT_NS, USER_NS)) {
-                List<String> prefix = new ArrayList<>(candidate);
-                prefix.set(0, unshare);
-                if (works(prefix, truePath)) {
-                    ns = List.copyOf(prefix);
-                    break;
-                }
-            }
-        }
-        if (ns.isEmpty()) {
-            LOG.warn("JupyterEngine cannot create PID namespaces on this host (unshare missing or not permitted): "
-                    + "stopping a kernel or a run kills its visible descendants, but a daemon that detached itself "
-                    + "may survive");
-        }
+        // The core's one probe of the PID-namespace wrapper, shared with the local engine.
+        List<String> ns = PidNamespace.wrapper();
         List<String> death = List.of();
         String setpriv = find("setpriv");
         if (setpriv != null && truePath != null) {

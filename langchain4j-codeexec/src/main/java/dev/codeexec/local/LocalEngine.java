@@ -9,6 +9,7 @@ import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.internal.host.PidNamespace;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.CommandLookup;

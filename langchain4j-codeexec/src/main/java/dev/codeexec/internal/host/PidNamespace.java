@@ -1,6 +1,5 @@
-package dev.codeexec.local;
+package dev.codeexec.internal.host;
 
-import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramRuns;
@@ -13,16 +12,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The wrapper that puts each local run in its own PID namespace, so that killing the namespace's init kills every
- * process of the run, including daemons that left their process group or session (see
- * {@link dev.codeexec.internal.host.ProcessTreeKiller}). Chosen once per JVM by probing:
+ * The wrapper that puts each host run in its own PID namespace, so that killing the namespace's init kills every
+ * process of the run, including daemons that left their process group or session (see {@link ProcessTreeKiller}).
+ * The one probe of the host backends that launch plain host processes (local, Jupyter). Internal: not part of the
+ * API. Chosen once per JVM by probing:
  * <ol>
  *   <li>{@code unshare --pid --fork --kill-child} (root, or CAP_SYS_ADMIN);</li>
  *   <li>the same with {@code --map-current-user} (an unprivileged user namespace);</li>
  *   <li>none: kills fall back to a snapshot of descendants, which misses re-parented daemons (logged as a WARN).</li>
  * </ol>
  */
-final class PidNamespace {
+public final class PidNamespace {
 
     private static final Logger LOG = LoggerFactory.getLogger(PidNamespace.class);
 
@@ -36,7 +36,7 @@ final class PidNamespace {
     }
 
     /** The argv prefix to put before the program; empty when no namespace can be made here. */
-    static List<String> wrapper() {
+    public static List<String> wrapper() {
         List<String> w = wrapper;
         if (w == null) {
             synchronized (PidNamespace.class) {
@@ -72,7 +72,7 @@ final class PidNamespace {
                 }
             }
         }
-        LOG.warn("LocalEngine cannot create PID namespaces on this host (unshare missing or not permitted): "
+        LOG.warn("Host runs cannot get PID namespaces on this host (unshare missing or not permitted): "
                 + "a timeout kills the program and its visible descendants, but a daemon that detached itself "
                 + "may survive");
         return List.of();
