@@ -1,9 +1,7 @@
 package dev.codeexec.container;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.transport.DockerHttpClient;
+import dev.codeexec.container.ContainerArchive.Stat;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
@@ -13,26 +11,17 @@ import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.WorkspaceFiles;
-import java.io.BufferedOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
  * The file primitives of one workspace container, over the Engine API's archive endpoints: metadata from
@@ -43,7 +32,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * <p>Links are resolved here, one component at a time, from what the archive API reports; a link whose target
  * (fully evaluated by Docker) leaves the workspace or does not exist is refused. Tar archives from the container are
  * checked entry by entry: absolute names, {@code ..} or a name outside the requested tree are refused, and links in
- * them are reported as links, never followed.
+ * them are reported as links, never followed; the wire format and those checks are {@link ContainerArchive}'s.
  *
  * <p>What remains: between a check and the archive call a program of the same workspace could swap a directory for
  * a link. Docker evaluates links in the container's own root, so such a race can only reach other files of the same
@@ -51,28 +40,23 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  */
 final class ContainerFiles implements WorkspaceFiles {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_LINKS = 40;
 
     private final DockerConnection docker;
-    private final DockerHttpClient http;
+    private final ContainerArchive archive;
     private final String containerId;
     private final String root;
     private final String helperUser;
-    private final int uid;
-    private final int gid;
     /** Workspace-relative directories already seen to be real directories in this operation. */
     private final Map<String, Boolean> realDirs = new HashMap<>();
 
     ContainerFiles(DockerConnection docker, DockerHttpClient http, String containerId, String root, String helperUser,
                    int uid, int gid) {
         this.docker = docker;
-        this.http = http;
+        this.archive = new ContainerArchive(docker, http, containerId, root, uid, gid);
         this.containerId = containerId;
         this.root = root;
         this.helperUser = helperUser;
-        this.uid = uid;
-        this.gid = gid;
     }
 
     // ------------------------------------------------------------------ paths
@@ -96,7 +80,7 @@ final class ContainerFiles implements WorkspaceFiles {
     }
 
     private String abs(String rel) {
-        return rel.equals(".") ? root : root + "/" + rel;
+        return archive.abs(rel);
     }
 
     private static String parentOf(String rel) {
@@ -110,75 +94,6 @@ final class ContainerFiles implements WorkspaceFiles {
 
     private static String join(String dir, String name) {
         return dir.equals(".") ? name : dir + "/" + name;
-    }
-
-    // ------------------------------------------------------------------ stat through the archive API
-
-    /** What {@code HEAD archive} says about a container path. */
-    private record Stat(EntryType type, long size, int mode, Instant mtime, String linkTarget) {
-    }
-
-    /** The lstat of a workspace-relative path whose parents hold no links; empty when missing. */
-    private Optional<Stat> lstat(String rel) {
-        String path = "/containers/" + containerId + "/archive?path="
-                + URLEncoder.encode(abs(rel), StandardCharsets.UTF_8);
-        DockerHttpClient.Request req = DockerHttpClient.Request.builder()
-                .method("HEAD").path(path).build();
-        try (DockerHttpClient.Response r = http.execute(req)) {
-            int status = r.getStatusCode();
-            if (status == 404) {
-                requireContainer();
-                return Optional.empty();
-            }
-            if (status == 409) {
-                throw new WorkspaceGoneException("the workspace's container is not running");
-            }
-            if (status != 200) {
-                throw new CodeExecException("the Docker engine could not look at '" + rel + "' (HTTP " + status + ")");
-            }
-            String header = r.getHeader("X-Docker-Container-Path-Stat");
-            if (header == null) {
-                throw new CodeExecException("the Docker engine sent no file status for '" + rel + "'");
-            }
-            JsonNode j = JSON.readTree(Base64.getDecoder().decode(header));
-            long goMode = j.path("mode").asLong();
-            EntryType type;
-            if ((goMode & (1L << 31)) != 0) {
-                type = EntryType.DIRECTORY;
-            } else if ((goMode & (1L << 27)) != 0) {
-                type = EntryType.LINK;
-            } else if ((goMode & ((1L << 26) | (1L << 25) | (1L << 24) | (1L << 21) | (1L << 19))) != 0) {
-                type = EntryType.OTHER;
-            } else {
-                type = EntryType.FILE;
-            }
-            Instant mtime;
-            try {
-                mtime = Instant.parse(j.path("mtime").asText());
-            } catch (RuntimeException e) {
-                mtime = Instant.EPOCH;
-            }
-            return Optional.of(new Stat(type, Math.max(0, j.path("size").asLong()), (int) (goMode & 0777), mtime,
-                    j.path("linkTarget").asText("")));
-        } catch (IOException e) {
-            throw docker.translate(new java.io.UncheckedIOException(e), "look at a file");
-        } catch (RuntimeException e) {
-            throw docker.translate(e, "look at a file");
-        }
-    }
-
-    /** Throws {@link WorkspaceGoneException} when the container is no longer there or not running. */
-    private void requireContainer() {
-        try {
-            Boolean running = docker.control().inspectContainerCmd(containerId).exec().getState().getRunning();
-            if (!Boolean.TRUE.equals(running)) {
-                throw new WorkspaceGoneException("the workspace's container is not running");
-            }
-        } catch (NotFoundException e) {
-            throw new WorkspaceGoneException("the workspace's container is gone");
-        } catch (RuntimeException e) {
-            throw docker.translate(e, "look at the workspace's container");
-        }
     }
 
     /** The workspace-relative path of an absolute container path inside the workspace, or null outside it. */
@@ -202,7 +117,7 @@ final class ContainerFiles implements WorkspaceFiles {
         if (target == null) {
             throw new PathEscapeException("path '" + asked + "' leads outside the workspace through a link");
         }
-        Optional<Stat> t = lstat(target);
+        Optional<Stat> t = archive.lstat(target);
         if (t.isEmpty() || t.get().type() == EntryType.LINK) {
             throw new PathEscapeException("path '" + asked + "' goes through a link that does not resolve");
         }
@@ -234,7 +149,7 @@ final class ContainerFiles implements WorkspaceFiles {
                 cur = next;
                 continue;
             }
-            Optional<Stat> s = lstat(next);
+            Optional<Stat> s = archive.lstat(next);
             if (s.isEmpty()) {
                 StringBuilder rest = new StringBuilder(next);
                 for (int j = i + 1; j < segs.length; j++) {
@@ -245,7 +160,7 @@ final class ContainerFiles implements WorkspaceFiles {
             EntryType type = s.get().type();
             if (type == EntryType.LINK) {
                 next = follow(next, s.get(), asked);
-                type = isLast ? EntryType.FILE : lstat(next).map(Stat::type).orElse(EntryType.OTHER);
+                type = isLast ? EntryType.FILE : archive.lstat(next).map(Stat::type).orElse(EntryType.OTHER);
             }
             if (type == EntryType.DIRECTORY) {
                 realDirs.put(next, true);
@@ -266,105 +181,30 @@ final class ContainerFiles implements WorkspaceFiles {
     public Optional<FileEntry> stat(String path) {
         check(path);
         if (path.equals(".")) {
-            Stat s = lstat(".").orElseThrow(() -> new WorkspaceGoneException("the workspace is gone"));
+            Stat s = archive.lstat(".").orElseThrow(() -> new WorkspaceGoneException("the workspace is gone"));
             return Optional.of(new FileEntry(".", s.type(), s.size(), s.mode(), s.mtime()));
         }
         String parent = resolveFrom(parentOf(path), path, true);
         if (!parent.equals(".")) {
-            Optional<Stat> p = lstat(parent);
+            Optional<Stat> p = archive.lstat(parent);
             if (p.isEmpty() || p.get().type() != EntryType.DIRECTORY) {
                 return Optional.empty();
             }
         }
-        return lstat(join(parent, nameOf(path)))
+        return archive.lstat(join(parent, nameOf(path)))
                 .map(s -> new FileEntry(path, s.type(), s.type() == EntryType.FILE ? s.size() : 0, s.mode(),
                         s.mtime()));
-    }
-
-    // ------------------------------------------------------------------ archives from the container
-
-    /** Receives the entries of a tar archive from the container, relative to the requested path. */
-    private interface TarVisitor {
-        /** @return false to stop reading */
-        boolean entry(String rel, TarArchiveEntry e, InputStream content) throws IOException;
-    }
-
-    /**
-     * Reads the archive of {@code rel}: each entry name is checked (no absolute name, no {@code ..}, nothing outside
-     * the requested tree) and passed relative to it ({@code "."} for the path itself).
-     */
-    private void readArchive(String rel, TarVisitor visitor) {
-        InputStream raw;
-        try {
-            raw = docker.control().copyArchiveFromContainerCmd(containerId, abs(rel)).exec();
-        } catch (NotFoundException e) {
-            requireContainer();
-            throw new InvalidSpecException("'" + rel + "' does not exist");
-        } catch (RuntimeException e) {
-            throw docker.translate(e, "read files");
-        }
-        try (TarArchiveInputStream tar = new TarArchiveInputStream(raw)) {
-            String top = null;
-            TarArchiveEntry e;
-            while ((e = tar.getNextEntry()) != null) {
-                String name = e.getName();
-                while (name.endsWith("/")) {
-                    name = name.substring(0, name.length() - 1);
-                }
-                if (name.startsWith("/") || name.isEmpty()) {
-                    throw new PathEscapeException("the container sent an archive entry with an absolute name");
-                }
-                for (String seg : name.split("/")) {
-                    if (seg.equals("..")) {
-                        throw new PathEscapeException("the container sent an archive entry with '..'");
-                    }
-                }
-                String first = name.contains("/") ? name.substring(0, name.indexOf('/')) : name;
-                if (top == null) {
-                    top = first;
-                }
-                if (!first.equals(top)) {
-                    throw new PathEscapeException("the container sent an archive entry outside the requested tree");
-                }
-                String entryRel = name.equals(top) ? "." : name.substring(top.length() + 1);
-                if (!visitor.entry(entryRel, e, tar)) {
-                    return;
-                }
-            }
-        } catch (IOException x) {
-            throw new CodeExecException("could not read files of '" + rel + "' from the container ("
-                    + x.getClass().getSimpleName() + ")", x);
-        } finally {
-            Execs.closeQuietly(raw);
-        }
-    }
-
-    private static EntryType typeOf(TarArchiveEntry e) {
-        if (e.isSymbolicLink()) {
-            return EntryType.LINK;
-        }
-        if (e.isFIFO() || e.isCharacterDevice() || e.isBlockDevice() || e.isLink()) {
-            // A hard link entry is left as OTHER: its bytes are under another name of the archive.
-            return EntryType.OTHER;
-        }
-        if (e.isDirectory()) {
-            return EntryType.DIRECTORY;
-        }
-        if (e.isFile() && !e.isLink()) {
-            return EntryType.FILE;
-        }
-        return EntryType.OTHER;
     }
 
     @Override
     public void walk(String dir, WalkVisitor visitor) {
         String d = resolve(dir);
-        Optional<Stat> s = lstat(d);
+        Optional<Stat> s = archive.lstat(d);
         if (s.isEmpty() || s.get().type() != EntryType.DIRECTORY) {
             return;
         }
         List<String> skipped = new ArrayList<>();
-        readArchive(d, (rel, e, in) -> {
+        archive.readArchive(d, (rel, e, in) -> {
             if (rel.equals(".")) {
                 return true;
             }
@@ -373,7 +213,7 @@ final class ContainerFiles implements WorkspaceFiles {
                     return true;
                 }
             }
-            EntryType type = typeOf(e);
+            EntryType type = ContainerArchive.typeOf(e);
             FileEntry fe = new FileEntry(join(dir, rel), type, type == EntryType.FILE ? e.getSize() : 0,
                     e.getMode() & 07777, e.getLastModifiedDate().toInstant());
             WalkAction a = visitor.visit(fe);
@@ -392,12 +232,12 @@ final class ContainerFiles implements WorkspaceFiles {
         String r = resolve(path);
         String parent = parentOf(r);
         if (!parent.equals(".")) {
-            Optional<Stat> p = lstat(parent);
+            Optional<Stat> p = archive.lstat(parent);
             if (p.isEmpty() || p.get().type() != EntryType.DIRECTORY) {
                 throw new InvalidSpecException("'" + path + "' does not exist");
             }
         }
-        Optional<Stat> s = lstat(r);
+        Optional<Stat> s = archive.lstat(r);
         if (s.isEmpty()) {
             throw new InvalidSpecException("'" + path + "' does not exist");
         }
@@ -416,8 +256,8 @@ final class ContainerFiles implements WorkspaceFiles {
         }
         String r = regularFile(path);
         FileWindow[] out = new FileWindow[1];
-        readArchive(r, (rel, e, in) -> {
-            if (!rel.equals(".") || typeOf(e) != EntryType.FILE) {
+        archive.readArchive(r, (rel, e, in) -> {
+            if (!rel.equals(".") || ContainerArchive.typeOf(e) != EntryType.FILE) {
                 throw new InvalidSpecException("'" + path + "' is not a regular file");
             }
             long size = e.getSize();
@@ -443,8 +283,8 @@ final class ContainerFiles implements WorkspaceFiles {
         for (String path : paths) {
             String r = regularFile(path);
             boolean[] goOn = {true};
-            readArchive(r, (rel, e, in) -> {
-                if (!rel.equals(".") || typeOf(e) != EntryType.FILE) {
+            archive.readArchive(r, (rel, e, in) -> {
+                if (!rel.equals(".") || ContainerArchive.typeOf(e) != EntryType.FILE) {
                     throw new InvalidSpecException("'" + path + "' is not a regular file");
                 }
                 InputStream lent = new FilterInputStream(in) {
@@ -467,56 +307,6 @@ final class ContainerFiles implements WorkspaceFiles {
     }
 
     // ------------------------------------------------------------------ writes
-
-    /** Writes a tar archive to a temporary host file, then puts it into the container directory {@code dirRel}. */
-    private interface TarWriter {
-        void write(TarArchiveOutputStream tar) throws IOException;
-    }
-
-    private void putArchive(String dirRel, TarWriter writer, String what) {
-        Path tmp = null;
-        try {
-            tmp = Files.createTempFile("codeexec-put-", ".tar");
-            try (OutputStream os = new BufferedOutputStream(Files.newOutputStream(tmp));
-                 TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
-                tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-                tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-                writer.write(tar);
-                tar.finish();
-            }
-            try (InputStream in = Files.newInputStream(tmp)) {
-                docker.control().copyArchiveToContainerCmd(containerId).withRemotePath(abs(dirRel))
-                        .withTarInputStream(in).withNoOverwriteDirNonDir(false).exec();
-            }
-        } catch (CodeExecException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new CodeExecException("could not " + what + " (" + e.getClass().getSimpleName() + ")", e);
-        } catch (NotFoundException e) {
-            requireContainer();
-            throw new InvalidSpecException("could not " + what + ": a directory on the way is missing");
-        } catch (RuntimeException e) {
-            throw docker.translate(e, what);
-        } finally {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // A temporary file of this JVM.
-                }
-            }
-        }
-    }
-
-    private TarArchiveEntry entry(String name, boolean dir, long size, int mode, Instant mtime) {
-        TarArchiveEntry e = new TarArchiveEntry(dir ? name + "/" : name,
-                dir ? TarArchiveEntry.LF_DIR : TarArchiveEntry.LF_NORMAL);
-        e.setSize(dir ? 0 : size);
-        e.setMode((dir ? 040000 : 0100000) | (mode & 07777));
-        e.setIds(uid, gid);
-        e.setModTime(mtime.toEpochMilli());
-        return e;
-    }
 
     /** A helper exec with an argv; a failure is a {@link CodeExecException} naming {@code what} only. */
     private void helper(String what, String... argv) {
@@ -550,7 +340,7 @@ final class ContainerFiles implements WorkspaceFiles {
                 cur = next;
                 continue;
             }
-            Optional<Stat> s = lstat(next);
+            Optional<Stat> s = archive.lstat(next);
             if (s.isEmpty()) {
                 List<String> missing = new ArrayList<>();
                 StringBuilder sb = new StringBuilder();
@@ -559,9 +349,9 @@ final class ContainerFiles implements WorkspaceFiles {
                     missing.add(sb.toString());
                 }
                 Instant now = Instant.now();
-                putArchive(cur, tar -> {
+                archive.putArchive(cur, tar -> {
                     for (String m : missing) {
-                        tar.putArchiveEntry(entry(m, true, 0, 0755, now));
+                        tar.putArchiveEntry(archive.entry(m, true, 0, 0755, now));
                         tar.closeArchiveEntry();
                     }
                 }, "create directory '" + asked + "'");
@@ -571,7 +361,7 @@ final class ContainerFiles implements WorkspaceFiles {
             Stat st = s.get();
             if (st.type() == EntryType.LINK) {
                 next = follow(next, st, asked);
-                st = lstat(next).orElseThrow();
+                st = archive.lstat(next).orElseThrow();
             }
             if (st.type() != EntryType.DIRECTORY) {
                 throw new InvalidSpecException("'" + asked + "': a component is not a directory");
@@ -595,14 +385,14 @@ final class ContainerFiles implements WorkspaceFiles {
         }
         String parent = ensureDir(parentOf(path), path);
         String target = join(parent, nameOf(path));
-        Optional<Stat> existing = lstat(target);
+        Optional<Stat> existing = archive.lstat(target);
         if (existing.isPresent() && existing.get().type() == EntryType.DIRECTORY) {
             throw new InvalidSpecException("'" + path + "' is a directory");
         }
         String tmp = WRITE_TEMP_PREFIX + UUID.randomUUID();
         Instant now = Instant.now();
-        putArchive(parent, tar -> {
-            tar.putArchiveEntry(entry(tmp, false, content.length, mode, now));
+        archive.putArchive(parent, tar -> {
+            tar.putArchiveEntry(archive.entry(tmp, false, content.length, mode, now));
             tar.write(content);
             tar.closeArchiveEntry();
         }, "write '" + path + "'");
@@ -626,13 +416,13 @@ final class ContainerFiles implements WorkspaceFiles {
         }
         String parent = resolveFrom(parentOf(path), path, true);
         if (!parent.equals(".")) {
-            Optional<Stat> p = lstat(parent);
+            Optional<Stat> p = archive.lstat(parent);
             if (p.isEmpty() || p.get().type() != EntryType.DIRECTORY) {
                 return;
             }
         }
         String target = join(parent, nameOf(path));
-        if (lstat(target).isEmpty()) {
+        if (archive.lstat(target).isEmpty()) {
             return;
         }
         helper("delete '" + path + "'", "sh", "-c", DELETE, "sh", abs(target));
@@ -647,21 +437,21 @@ final class ContainerFiles implements WorkspaceFiles {
         String parent = ensureDir(parentOf(to), to);
         String stage = IMPORT_TEMP_PREFIX + UUID.randomUUID();
         int strip = readOnly ? 0222 : 0;
-        putArchive(parent, tar -> {
+        archive.putArchive(parent, tar -> {
             try {
                 source.forEach(new ImportSource.Visitor() {
                     @Override
                     public void directory(FileEntry d) throws IOException {
-                        String name = stageName(stage, d.path());
-                        tar.putArchiveEntry(entry(name, true, 0, (d.mode() == 0 ? 0755 : d.mode()) & ~strip,
+                        String name = ContainerArchive.stageName(stage, d.path());
+                        tar.putArchiveEntry(archive.entry(name, true, 0, (d.mode() == 0 ? 0755 : d.mode()) & ~strip,
                                 d.modifiedTime()));
                         tar.closeArchiveEntry();
                     }
 
                     @Override
                     public void file(FileEntry f, InputStream content) throws IOException {
-                        String name = stageName(stage, f.path());
-                        tar.putArchiveEntry(entry(name, false, f.size(), (f.mode() == 0 ? 0644 : f.mode()) & ~strip,
+                        String name = ContainerArchive.stageName(stage, f.path());
+                        tar.putArchiveEntry(archive.entry(name, false, f.size(), (f.mode() == 0 ? 0644 : f.mode()) & ~strip,
                                 f.modifiedTime()));
                         long copied = content.transferTo(new OutputStream() {
                             long left = f.size();
@@ -702,21 +492,5 @@ final class ContainerFiles implements WorkspaceFiles {
             }
             throw e;
         }
-    }
-
-    /** The tar name of a source entry under the staging directory; refuses names that could leave it. */
-    private static String stageName(String stage, String rel) {
-        if (rel.equals(".")) {
-            return stage;
-        }
-        if (rel.startsWith("/") || rel.contains("\\")) {
-            throw new PathEscapeException("an import source entry has an absolute name");
-        }
-        for (String seg : rel.split("/", -1)) {
-            if (seg.equals("..") || seg.isEmpty() || seg.equals(".")) {
-                throw new PathEscapeException("an import source entry leaves its tree");
-            }
-        }
-        return stage + "/" + rel;
     }
 }

@@ -13,7 +13,6 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;
-import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
@@ -33,15 +32,12 @@ import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
-import dev.codeexec.workspace.PathResolver;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -141,82 +137,20 @@ public final class JupyterEngine extends AbstractEngine {
     private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
             TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-jupyter-launcher-"));
     private final Map<String, KernelSlot> slots = new ConcurrentHashMap<>();
-    private final Map<String, AtomicInteger> displayCounters = new ConcurrentHashMap<>();
+    private final DisplayFiles displays;
     private final AtomicInteger kernelCount = new AtomicInteger();
-    /**
-     * This engine without its kernel: {@link Engine#executeCode(Workspace, CodeExecutionInput)}'s default (blocks as
-     * scripts through {@link #runner()}) is reached through it, since the default cannot be called as a super method
-     * here (AbstractEngine already implements Engine) and the core's block runner is not public.
-     */
-    private final Engine scripts = new Engine() {
-        @Override
-        public String name() {
-            return JupyterEngine.this.name();
-        }
-
-        @Override
-        public WorkspaceManager manager() {
-            return JupyterEngine.this.manager();
-        }
-
-        @Override
-        public WorkspaceFS fs() {
-            return JupyterEngine.this.fs();
-        }
-
-        @Override
-        public dev.codeexec.engine.ProgramRunner runner() {
-            return JupyterEngine.this.runner();
-        }
-
-        @Override
-        public Capabilities describe() {
-            return JupyterEngine.this.describe();
-        }
-
-        @Override
-        public void close() {
-            // A view: the engine closes itself.
-        }
-    };
-    private final String python;
-    private final List<String> kernelCommand;
-    private final Duration startTimeout;
-    private final Duration interruptGrace;
-    private final Duration heartbeatInterval;
-    private final Duration heartbeatTimeout;
+    /** This engine without its kernel, for blocks that run as scripts. */
+    private final Engine scripts = new ScriptsView(this);
+    private final KernelTimings timings;
+    private final KernelCommand command;
     private final Object lazyLock = new Object();
     /** Created with the first kernel. Guarded by {@code lazyLock}. */
     private ZContext zmq;
-    /** The kernel argv, resolved once; or why it cannot be. Guarded by {@code lazyLock}. */
-    private List<String> resolvedCommand;
-    private BackendUnavailableException commandFailure;
 
     private JupyterEngine(Builder b) {
         super("JupyterEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
-        this.startTimeout = positive(b.startTimeout, Duration.ofSeconds(DEFAULT_START_TIMEOUT_SECONDS),
-                "kernelStartTimeout");
-        this.interruptGrace = positive(b.interruptGrace, Duration.ofSeconds(DEFAULT_INTERRUPT_GRACE_SECONDS),
-                "interruptGrace");
-        this.heartbeatInterval = positive(b.heartbeatInterval, Duration.ofMillis(DEFAULT_HEARTBEAT_INTERVAL_MILLIS),
-                "heartbeatInterval");
-        this.heartbeatTimeout = positive(b.heartbeatTimeout, Duration.ofSeconds(DEFAULT_HEARTBEAT_TIMEOUT_SECONDS),
-                "heartbeatTimeout");
-        if (heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {
-            throw new InvalidSpecException("heartbeatTimeout (" + heartbeatTimeout + ") must be longer than "
-                    + "heartbeatInterval (" + heartbeatInterval + ")");
-        }
-        if (b.kernelCommand != null) {
-            if (b.kernelCommand.isEmpty() || b.kernelCommand.stream().noneMatch(a -> a.contains(CONNECTION_FILE))) {
-                throw new InvalidSpecException("kernelCommand (" + b.kernelCommand + ") must name the connection "
-                        + "file as " + CONNECTION_FILE);
-            }
-            if (b.python != null) {
-                throw new InvalidSpecException("set python or kernelCommand, not both");
-            }
-        }
-        this.python = b.python;
-        this.kernelCommand = b.kernelCommand == null ? null : List.copyOf(b.kernelCommand);
+        this.timings = KernelTimings.of(b.startTimeout, b.interruptGrace, b.heartbeatInterval, b.heartbeatTimeout);
+        this.command = new KernelCommand(b.python, b.kernelCommand);
         Path base = b.baseDir;
         try {
             this.stateDir = Files.createTempDirectory("codeexec-jupyter-"); // mode 0700: it holds connection files
@@ -233,6 +167,7 @@ public final class JupyterEngine extends AbstractEngine {
         this.manager = new KernelWorkspaces();
         this.fs = HostWorkspaceFS.builder().hostPaths(hostManager::hostPath).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
+        this.displays = new DisplayFiles(fs);
         this.runWrapper = HostLaunchers.get().pidNamespace();
         this.runChannel = HostProcessChannel.of(!runWrapper.isEmpty());
         if (WARNED.compareAndSet(false, true)) {
@@ -299,7 +234,7 @@ public final class JupyterEngine extends AbstractEngine {
         for (CodeBlock b : input.codeBlocks()) {
             if (CodeLanguage.forTag(b.language()).orElseThrow() == CodeLanguage.PYTHON) {
                 KernelSlot slot = slot(ws);
-                KernelSlot.Outcome o = slot.run(b.code(), timeout, cap, () -> richOutputs(ws));
+                KernelSlot.Outcome o = slot.run(b.code(), timeout, cap, () -> displays.of(ws));
                 append(output, o.text());
                 exitCode = o.exitCode();
                 timedOut = o.timedOut();
@@ -404,7 +339,7 @@ public final class JupyterEngine extends AbstractEngine {
 
     private KernelSlot slot(Workspace ws) {
         KernelSlot s = slots.computeIfAbsent(ws.id(), id -> new KernelSlot(id, () -> startKernel(ws), json,
-                interruptGrace));
+                timings.interruptGrace()));
         if (isClosed()) {
             // Created after close() emptied the table: close it, so no kernel starts in it.
             slots.remove(ws.id(), s);
@@ -430,7 +365,8 @@ public final class JupyterEngine extends AbstractEngine {
             }
             settings = new Kernel.Settings(zmq, json, stateDir, this::kernelArgv,
                     HostProcessChannel.of(!HostLaunchers.get().pidNamespace().isEmpty()).startingOn(launchers),
-                    HostLaunchers.get().kernelPrefix(), startTimeout, heartbeatInterval, heartbeatTimeout);
+                    HostLaunchers.get().kernelPrefix(), timings.start(), timings.heartbeatInterval(),
+                    timings.heartbeatTimeout());
         }
         HostRunPlace place = HostRunPlace.of(fs.resolver(ws), RunProgramSpec.builder("python3").cwd("work").build());
         Map<String, String> env = new TreeMap<>(environment().forRun(RunProgramSpec.builder("python3").build(),
@@ -450,42 +386,7 @@ public final class JupyterEngine extends AbstractEngine {
 
     /** The kernel's argv template: the configured command, or the located Python's ipykernel launcher. */
     private List<String> kernelArgv() {
-        if (kernelCommand != null) {
-            return kernelCommand;
-        }
-        synchronized (lazyLock) {
-            if (resolvedCommand != null) {
-                return resolvedCommand;
-            }
-            if (commandFailure != null) {
-                throw new BackendUnavailableException(commandFailure.getMessage(), commandFailure);
-            }
-            Map<String, String> env = environment().forRun(RunProgramSpec.builder("python3").build(), Map.of());
-            try {
-                PythonLocator.Found found = PythonLocator.locate(python, env);
-                found.skipped().forEach((c, why) -> LOG.info("JupyterEngine: {} cannot run kernels: {}", c, why));
-                LOG.info("JupyterEngine runs kernels with {}", found.python());
-                resolvedCommand = List.of(found.python(), "-m", "ipykernel_launcher", "-f", CONNECTION_FILE);
-                return resolvedCommand;
-            } catch (BackendUnavailableException e) {
-                commandFailure = e;
-                throw e;
-            }
-        }
-    }
-
-    /** Saves a cell's rich outputs as {@code out/display_<n>.<ext>}, never over an existing file. */
-    private Cell.RichOutputs richOutputs(Workspace ws) {
-        AtomicInteger counter = displayCounters.computeIfAbsent(ws.id(), id -> new AtomicInteger());
-        return (ext, bytes) -> {
-            PathResolver r = fs.resolver(ws);
-            String name;
-            do {
-                name = "out/display_" + counter.incrementAndGet() + "." + ext.toLowerCase(Locale.ROOT);
-            } while (Files.exists(r.resolve(name), LinkOption.NOFOLLOW_LINKS));
-            fs.putFiles(ws, List.of(PutFile.of(name, bytes)));
-            return name;
-        };
+        return command.argv(() -> environment().forRun(RunProgramSpec.builder("python3").build(), Map.of()));
     }
 
     private static void append(StringBuilder sb, String text) {
@@ -496,16 +397,6 @@ public final class JupyterEngine extends AbstractEngine {
             sb.append('\n');
         }
         sb.append(text);
-    }
-
-    private static Duration positive(Duration d, Duration dflt, String name) {
-        if (d == null) {
-            return dflt;
-        }
-        if (d.isNegative() || d.isZero()) {
-            throw new InvalidSpecException(name + " (" + d + ") must be positive");
-        }
-        return d;
     }
 
     /** The host workspaces, whose removal also stops the workspace's kernel. */
@@ -520,7 +411,7 @@ public final class JupyterEngine extends AbstractEngine {
         @Override
         public void cleanup(Workspace workspace) {
             KernelSlot s = slots.remove(workspace.id());
-            displayCounters.remove(workspace.id());
+            displays.forget(workspace.id());
             RuntimeException failure = null;
             if (s != null) {
                 failure = attempt(null, s::close);
