@@ -255,25 +255,47 @@ final class ContainerFiles implements WorkspaceFiles {
                     + ") must not be negative");
         }
         String r = regularFile(path);
-        FileWindow[] out = new FileWindow[1];
-        archive.readArchive(r, (rel, e, in) -> {
-            if (!rel.equals(".") || ContainerArchive.typeOf(e) != EntryType.FILE) {
-                throw new InvalidSpecException("'" + path + "' is not a regular file");
+        // Docker's archive endpoint stats a file, then opens it by name: a file replaced in between (an atomic
+        // overwrite by a program) yields the old header's length of the new bytes, or a stream Docker breaks off.
+        // A read whose length no longer matches the file, or that broke off, is taken again.
+        for (int attempt = 1; ; attempt++) {
+            FileWindow[] out = new FileWindow[1];
+            try {
+                archive.readArchive(r, (rel, e, in) -> {
+                    if (!rel.equals(".") || ContainerArchive.typeOf(e) != EntryType.FILE) {
+                        throw new InvalidSpecException("'" + path + "' is not a regular file");
+                    }
+                    long size = e.getSize();
+                    byte[] bytes = new byte[0];
+                    if (offset < size && maxBytes > 0) {
+                        in.skipNBytes(offset);
+                        bytes = in.readNBytes((int) Math.min(maxBytes, size - offset));
+                    }
+                    out[0] = new FileWindow(bytes, size);
+                    return false;
+                });
+            } catch (CodeExecException e) {
+                if (e.getClass() != CodeExecException.class || attempt == READ_ATTEMPTS) {
+                    throw e; // a refusal, or a read that kept failing
+                }
+                continue;
             }
-            long size = e.getSize();
-            byte[] bytes = new byte[0];
-            if (offset < size && maxBytes > 0) {
-                in.skipNBytes(offset);
-                bytes = in.readNBytes((int) Math.min(maxBytes, size - offset));
+            if (out[0] == null) {
+                throw new InvalidSpecException("'" + path + "' could not be read");
             }
-            out[0] = new FileWindow(bytes, size);
-            return false;
-        });
-        if (out[0] == null) {
-            throw new InvalidSpecException("'" + path + "' could not be read");
+            Optional<ContainerArchive.Stat> now = archive.lstat(r);
+            if (now.isPresent() && now.get().size() == out[0].size()) {
+                return out[0];
+            }
+            if (attempt == READ_ATTEMPTS) {
+                throw new CodeExecException("'" + path + "' kept changing while it was read; try again when the "
+                        + "program writing it is done");
+            }
         }
-        return out[0];
     }
+
+    /** How often a read is taken again when the file changed under it. */
+    private static final int READ_ATTEMPTS = 5;
 
     @Override
     public void export(List<String> paths, ExportVisitor visitor) {
