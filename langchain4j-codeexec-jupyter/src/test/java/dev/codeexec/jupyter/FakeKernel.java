@@ -30,7 +30,7 @@ final class FakeKernel implements AutoCloseable {
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket shell = bind(SocketType.ROUTER, info.shellAddress());
     private final ZMQ.Socket control = bind(SocketType.ROUTER, info.controlAddress());
-    private final ZMQ.Socket stdin = bind(SocketType.ROUTER, info.stdinAddress());
+    private final ZMQ.Socket stdin = mandatory(bind(SocketType.ROUTER, info.stdinAddress()));
     private final ZMQ.Socket iopub = bind(SocketType.PUB, info.iopubAddress());
     private final AtomicBoolean echo = new AtomicBoolean(true);
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -109,7 +109,40 @@ final class FakeKernel implements AutoCloseable {
         List<byte[]> frames = new ArrayList<>();
         frames.add(to.identity());
         frames.addAll(signed(codec, "input_request", to.header(), "{\"prompt\":\"? \",\"password\":false}"));
-        send(stdin, frames);
+        // A ROUTER drops a message to a peer that has not connected yet: wait until the client's stdin DEALER has
+        // (the mandatory ROUTER refuses the first frame until then), within the same bound as every receive.
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (!trySend(stdin, frames)) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("the client's stdin socket did not connect within 30 s");
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    private static ZMQ.Socket mandatory(ZMQ.Socket router) {
+        router.setRouterMandatory(true);
+        return router;
+    }
+
+    /** Sends all frames, or nothing when the ROUTER does not know the addressed peer yet. */
+    private static boolean trySend(ZMQ.Socket s, List<byte[]> frames) {
+        try {
+            if (!s.send(frames.get(0), ZMQ.SNDMORE)) {
+                return false;
+            }
+        } catch (org.zeromq.ZMQException e) {
+            return false;
+        }
+        for (int i = 1; i < frames.size(); i++) {
+            s.send(frames.get(i), i < frames.size() - 1 ? ZMQ.SNDMORE : 0);
+        }
+        return true;
     }
 
     /** An IOPub message whose parent is {@code parentHeader}, signed with the connection key. */
