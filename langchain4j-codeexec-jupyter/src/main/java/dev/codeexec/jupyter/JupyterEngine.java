@@ -20,14 +20,13 @@ import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.internal.host.HostRuns;
 import dev.codeexec.internal.process.IoThreads;
 import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
-import dev.codeexec.spi.CommandLookup;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
-import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.HostWorkspaceFS;
@@ -131,8 +130,6 @@ public final class JupyterEngine extends AbstractEngine {
     private final HostWorkspaceFS fs;
     private final Path ownedBaseDir;
     private final Path stateDir;
-    private final List<String> runWrapper;
-    private final HostProcessChannel runChannel;
     private final ObjectMapper json = new ObjectMapper();
     private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
             TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-jupyter-launcher-"));
@@ -168,8 +165,6 @@ public final class JupyterEngine extends AbstractEngine {
         this.fs = HostWorkspaceFS.builder().hostPaths(hostManager::hostPath).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
         this.displays = new DisplayFiles(fs);
-        this.runWrapper = HostLaunchers.get().pidNamespace();
-        this.runChannel = HostProcessChannel.of(!runWrapper.isEmpty());
         if (WARNED.compareAndSet(false, true)) {
             LOG.warn("JupyterEngine runs kernels and programs on this host WITHOUT isolation: code can read and write "
                     + "your files and reach the network. Use the sandbox or container backend for untrusted code.");
@@ -290,17 +285,8 @@ public final class JupyterEngine extends AbstractEngine {
     @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
         limitsFor(spec);
-        HostRunPlace place = HostRunPlace.of(fs.resolver(ws), spec);
-        String root = place.root().toString();
-        // As on the local engine: a clean run gets the workspace's HOME and TMPDIR, others the policy's.
-        Map<String, String> env = environment().forRun(spec,
-                RunEnvironment.runtimeVariables(root, place.runDir(), spec.cleanEnv()));
-        List<String> argv = new ArrayList<>(runWrapper);
-        argv.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), place.cwd().toString(),
-                HostRunPlace::isExecutableFile));
-        argv.addAll(spec.args());
-        return new PreparedRun(runChannel, new ProgramLaunch(argv, env, place.cwd().toString(), spec.stdin(),
-                spec.timeout(), outputCap(spec), spec.outputListener()));
+        // Programs run as on the local engine: plain host processes in the workspace directory.
+        return HostRuns.prepare(fs.resolver(ws), spec, environment(), outputCap(spec));
     }
 
     /** Shuts every kernel down (in parallel, bounded), then removes the workspaces and the engine's directories. */

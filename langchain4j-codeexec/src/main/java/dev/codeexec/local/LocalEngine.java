@@ -7,23 +7,17 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
-import dev.codeexec.internal.host.HostProcessChannel;
-import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.internal.host.HostRuns;
 import dev.codeexec.internal.host.PidNamespace;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
-import dev.codeexec.spi.CommandLookup;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
-import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -74,8 +68,6 @@ public final class LocalEngine extends AbstractEngine {
     private final HostWorkspaceManager manager;
     private final HostWorkspaceFS fs;
     private final Path ownedBaseDir;
-    private final List<String> wrapper;
-    private final HostProcessChannel channel;
 
     private LocalEngine(Builder b) {
         super("LocalEngine", b, ShellEnvironmentPolicy.inheritAll(), null);
@@ -93,8 +85,7 @@ public final class LocalEngine extends AbstractEngine {
         this.manager = new HostWorkspaceManager(base);
         this.fs = HostWorkspaceFS.builder().hostPaths(manager::hostPath).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
-        this.wrapper = PidNamespace.wrapper();
-        this.channel = HostProcessChannel.of(!wrapper.isEmpty());
+        PidNamespace.wrapper(); // probed once, at the first engine, so a host without namespaces warns early
         if (WARNED.compareAndSet(false, true)) {
             LOG.warn("LocalEngine runs code on this host WITHOUT isolation: programs can read and write your files, "
                     + "reach the network and, unless cleanEnv is set, see your environment. Use the sandbox or "
@@ -134,17 +125,7 @@ public final class LocalEngine extends AbstractEngine {
     @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
         limitsFor(spec);
-        HostRunPlace place = HostRunPlace.of(fs.resolver(ws), spec);
-        String root = place.root().toString();
-        // A clean run gets the workspace's HOME and TMPDIR; otherwise the host user's stay, as a shell would have them.
-        Map<String, String> env = environment().forRun(spec,
-                RunEnvironment.runtimeVariables(root, place.runDir(), spec.cleanEnv()));
-        List<String> argv = new ArrayList<>(wrapper);
-        argv.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), place.cwd().toString(),
-                HostRunPlace::isExecutableFile));
-        argv.addAll(spec.args());
-        return new PreparedRun(channel, new ProgramLaunch(argv, env, place.cwd().toString(), spec.stdin(),
-                spec.timeout(), outputCap(spec), spec.outputListener()));
+        return HostRuns.prepare(fs.resolver(ws), spec, environment(), outputCap(spec));
     }
 
     /** Removes every workspace, and the base directory when the engine created it. */
