@@ -129,7 +129,7 @@ public final class ContainerEngine extends AbstractEngine {
                 .supportsCleanEnv(true)
                 .interactive(true)
                 .enforcedLimits(EnumSet.allOf(ResourceLimit.class))
-                .maxDiskBytes(false)
+                .diskQuota(false)
                 .build();
         if (b.network) {
             LOG.warn("ContainerEngine: workspace containers get a network (bridge); programs can reach it");

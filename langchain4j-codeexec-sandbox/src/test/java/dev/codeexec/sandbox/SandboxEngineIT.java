@@ -44,7 +44,7 @@ class SandboxEngineIT {
             assertThat(c.readOnlyMount()).isTrue();
             assertThat(c.streaming()).isTrue();
             assertThat(c.interactive()).isTrue();
-            assertThat(c.maxDiskBytes()).isFalse();
+            assertThat(c.diskQuota()).isFalse();
         }
         try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("r2")).network(NetworkMode.ENABLED)
                 .build()) {

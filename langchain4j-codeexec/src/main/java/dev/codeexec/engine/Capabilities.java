@@ -15,11 +15,12 @@ import java.util.Set;
  *                         policies require it
  * @param interactive      true when {@link Engine#interactive()} offers long-running sessions with stdin
  * @param enforcedLimits   the {@link ResourceLimit}s the engine enforces; others are refused
- * @param maxDiskBytes     true when {@link WorkspacePolicy#maxDiskBytes()} is enforced
+ * @param diskQuota        true when a workspace's disk use is bounded: {@link WorkspacePolicy#maxDiskBytes()} is
+ *                         enforced (engines without a quota refuse a policy that sets it)
  */
 public record Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
                            boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
-                           boolean maxDiskBytes) {
+                           boolean diskQuota) {
 
     public Capabilities {
         if (isolation == null) {
@@ -27,6 +28,16 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         }
         enforcedLimits = enforcedLimits == null || enforcedLimits.isEmpty()
                 ? Set.of() : Set.copyOf(EnumSet.copyOf(enforcedLimits));
+    }
+
+    /**
+     * The old name of {@link #diskQuota()}: it is a flag, not a number of bytes.
+     *
+     * @deprecated use {@link #diskQuota()}
+     */
+    @Deprecated
+    public boolean maxDiskBytes() {
+        return diskQuota;
     }
 
     /**
@@ -54,7 +65,7 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
     public Builder toBuilder() {
         return new Builder().isolation(isolation).networkAllowed(networkAllowed).readOnlyMount(readOnlyMount)
                 .streaming(streaming).supportsCleanEnv(supportsCleanEnv).interactive(interactive)
-                .enforcedLimits(enforcedLimits).maxDiskBytes(maxDiskBytes);
+                .enforcedLimits(enforcedLimits).diskQuota(diskQuota);
     }
 
     /** Builder for {@link Capabilities}; every flag defaults to false (claim nothing). */
@@ -66,7 +77,7 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         private boolean supportsCleanEnv;
         private boolean interactive;
         private Set<ResourceLimit> enforcedLimits = Set.of();
-        private boolean maxDiskBytes;
+        private boolean diskQuota;
 
         public Builder isolation(Isolation isolation) {
             this.isolation = isolation;
@@ -103,14 +114,25 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
             return this;
         }
 
-        public Builder maxDiskBytes(boolean v) {
-            this.maxDiskBytes = v;
+        /** Whether {@link WorkspacePolicy#maxDiskBytes()} is enforced; see {@link Capabilities#diskQuota()}. */
+        public Builder diskQuota(boolean v) {
+            this.diskQuota = v;
             return this;
+        }
+
+        /**
+         * The old name of {@link #diskQuota(boolean)}.
+         *
+         * @deprecated use {@link #diskQuota(boolean)}
+         */
+        @Deprecated
+        public Builder maxDiskBytes(boolean v) {
+            return diskQuota(v);
         }
 
         public Capabilities build() {
             return new Capabilities(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv,
-                    interactive, enforcedLimits, maxDiskBytes);
+                    interactive, enforcedLimits, diskQuota);
         }
     }
 }
