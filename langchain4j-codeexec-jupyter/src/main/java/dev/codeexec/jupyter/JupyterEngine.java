@@ -122,7 +122,7 @@ public final class JupyterEngine extends AbstractEngine {
             .supportsCleanEnv(true)
             .interactive(true)
             .enforcedLimits(Set.of())
-            .maxDiskBytes(false)
+            .diskQuota(false)
             .build();
 
     private final HostWorkspaceManager hostManager;
@@ -148,7 +148,7 @@ public final class JupyterEngine extends AbstractEngine {
         super("JupyterEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
         this.timings = KernelTimings.of(b.startTimeout, b.interruptGrace, b.heartbeatInterval, b.heartbeatTimeout);
         this.command = new KernelCommand(b.python, b.kernelCommand);
-        Path base = b.baseDir;
+        Path base = b.rootDir;
         try {
             this.stateDir = Files.createTempDirectory("codeexec-jupyter-"); // mode 0700: it holds connection files
             if (base == null) {
@@ -414,7 +414,7 @@ public final class JupyterEngine extends AbstractEngine {
      * policy {@link ShellEnvironmentPolicy#sandboxDefault()} by default.
      */
     public static final class Builder extends EngineBuilder<Builder> {
-        private Path baseDir;
+        private Path rootDir;
         private String python;
         private List<String> kernelCommand;
         private Duration startTimeout;
@@ -425,10 +425,23 @@ public final class JupyterEngine extends AbstractEngine {
         private Builder() {
         }
 
-        /** Where workspaces are created; default a new temporary directory, removed on {@link JupyterEngine#close()}. */
-        public Builder baseDir(Path baseDir) {
-            this.baseDir = baseDir;
+        /**
+         * The engine's directory: each workspace is a folder in it. Default: a new temporary directory, removed on
+         * {@link JupyterEngine#close()}. The same setting as {@code SandboxEngine.Builder.rootDir}.
+         */
+        public Builder rootDir(Path rootDir) {
+            this.rootDir = rootDir;
             return this;
+        }
+
+        /**
+         * The old name of {@link #rootDir(Path)}.
+         *
+         * @deprecated use {@link #rootDir(Path)}, the name every engine uses
+         */
+        @Deprecated
+        public Builder baseDir(Path baseDir) {
+            return rootDir(baseDir);
         }
 
         /**

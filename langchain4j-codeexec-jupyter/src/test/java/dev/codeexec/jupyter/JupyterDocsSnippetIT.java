@@ -12,7 +12,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The snippet of docs/backends.md (jupyter), compiled and run, so it stays true. */
+/** The snippet of docs/jupyter.md, compiled and run, so it stays true. */
 class JupyterDocsSnippetIT {
 
     @Test
@@ -22,7 +22,7 @@ class JupyterDocsSnippetIT {
 
         // tag::jupyter[]
         try (JupyterEngine engine = JupyterEngine.builder()
-                .baseDir(workspaces)                          // default: a temporary directory, removed on close()
+                .rootDir(workspaces)                          // default: a temporary directory, removed on close()
                 .python(python)                               // default: the first python3 that imports ipykernel
                 .kernelStartTimeout(Duration.ofSeconds(30))   // the default
                 .interruptGrace(Duration.ofSeconds(5))        // the default

@@ -16,7 +16,7 @@ public final class JupyterKernelHolder {
     }
 
     public static void main(String[] args) throws Exception {
-        JupyterEngine engine = JupyterEngine.builder().baseDir(java.nio.file.Path.of(args[0])).build();
+        JupyterEngine engine = JupyterEngine.builder().rootDir(java.nio.file.Path.of(args[0])).build();
         Workspace ws = engine.manager().createWorkspace("holder", WorkspacePolicy.DEFAULT);
         engine.executeCode(ws, CodeExecutionInput.of(CodeBlock.of("python", "x = 1")));
         System.out.println("READY " + engine.stateDir());

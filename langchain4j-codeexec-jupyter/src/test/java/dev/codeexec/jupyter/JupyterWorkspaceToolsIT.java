@@ -30,7 +30,7 @@ class JupyterWorkspaceToolsIT extends AbstractWorkspaceToolsIT {
 
     @Override
     protected Engine createEngine() {
-        return JupyterEngine.builder().baseDir(base).inputRoots(List.of(inputRoot)).artifactService(artifacts)
+        return JupyterEngine.builder().rootDir(base).inputRoots(List.of(inputRoot)).artifactService(artifacts)
                 .build();
     }
 

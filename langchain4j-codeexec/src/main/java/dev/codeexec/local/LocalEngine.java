@@ -62,7 +62,7 @@ public final class LocalEngine extends AbstractEngine {
             .supportsCleanEnv(true)
             .interactive(true)
             .enforcedLimits(Set.of())
-            .maxDiskBytes(false)
+            .diskQuota(false)
             .build();
 
     private final HostWorkspaceManager manager;
@@ -71,7 +71,7 @@ public final class LocalEngine extends AbstractEngine {
 
     private LocalEngine(Builder b) {
         super("LocalEngine", b, ShellEnvironmentPolicy.inheritAll(), null);
-        Path base = b.baseDir;
+        Path base = b.rootDir;
         if (base == null) {
             try {
                 base = Files.createTempDirectory("codeexec-local-");
@@ -146,15 +146,30 @@ public final class LocalEngine extends AbstractEngine {
      * policy {@link ShellEnvironmentPolicy#inheritAll()} by default.
      */
     public static final class Builder extends EngineBuilder<Builder> {
-        private Path baseDir;
+        private Path rootDir;
 
         private Builder() {
         }
 
-        /** Where workspaces are created; default a new temporary directory, removed on {@link LocalEngine#close()}. */
-        public Builder baseDir(Path baseDir) {
-            this.baseDir = baseDir;
+        /**
+         * The engine's directory: each workspace is a folder in it (created mode 0700 when missing). Default: a new
+         * temporary directory, removed on {@link LocalEngine#close()}; a directory given here stays, and only the
+         * workspaces the engine created in it are removed. The same setting as
+         * {@code SandboxEngine.Builder.rootDir}.
+         */
+        public Builder rootDir(Path rootDir) {
+            this.rootDir = rootDir;
             return this;
+        }
+
+        /**
+         * The old name of {@link #rootDir(Path)}.
+         *
+         * @deprecated use {@link #rootDir(Path)}, the name every engine uses
+         */
+        @Deprecated
+        public Builder baseDir(Path baseDir) {
+            return rootDir(baseDir);
         }
 
         /** The same as {@link #hostEnvironment}: the environment runs inherit when they do not ask for a clean one. */

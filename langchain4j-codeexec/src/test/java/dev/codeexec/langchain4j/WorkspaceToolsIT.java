@@ -16,6 +16,6 @@ class WorkspaceToolsIT extends AbstractWorkspaceToolsIT {
 
     @Override
     protected Engine createEngine() {
-        return LocalEngine.builder().baseDir(base).inputRoots(List.of(inputRoot)).artifactService(artifacts).build();
+        return LocalEngine.builder().rootDir(base).inputRoots(List.of(inputRoot)).artifactService(artifacts).build();
     }
 }
