@@ -111,6 +111,7 @@ public final class SandboxEngine extends AbstractEngine {
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
+        String profileName = profileName(p);
         p = b.deniedBy == null || p.enforcement() != PermissionProfile.Enforcement.MANAGED ? p
                 : hideDenied(p, b.deniedBy);
         this.profile = hideArtifactStore(p, artifactStore());
@@ -189,7 +190,7 @@ public final class SandboxEngine extends AbstractEngine {
                     + "(Linux 5.14 or later). See docs/sandbox.md, Resource limits", unbounded, limitsSupport());
         }
         LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, programs as {}, default "
-                + "limits={}", platform, profile.enforcement(), profile.network().id(),
+                + "limits={}", platform, profileName, profile.network().id(),
                 cgroups == null ? "n/a" : cgroups.describe(), user.describe(), defaultLimits);
     }
 
@@ -216,6 +217,24 @@ public final class SandboxEngine extends AbstractEngine {
      * links followed, hard links included): a program cannot start them by any route — a wrapper, the dynamic loader,
      * an interpreter, a copy — because it cannot read them.
      */
+    /**
+     * The profile as the documentation writes it, for the log: the preset it is (whatever its network), else a
+     * summary. Named before the engine adds its own no-access rules (the artifact store, denied executables).
+     */
+    static String profileName(PermissionProfile p) {
+        if (p.enforcement() == PermissionProfile.Enforcement.MANAGED) {
+            if (p.equals(PermissionProfile.workspaceWrite().withNetwork(p.network()))) {
+                return "workspaceWrite()";
+            }
+            if (p.equals(PermissionProfile.readOnly().withNetwork(p.network()))) {
+                return "readOnly()";
+            }
+            return "custom (" + p.rules().size() + " path rules)";
+        }
+        return p.enforcement() == PermissionProfile.Enforcement.DISABLED ? "dangerFullAccess()"
+                : "external(" + p.network().id() + ")";
+    }
+
     private static PermissionProfile hideDenied(PermissionProfile p, CommandPolicy policy) {
         Set<Path> files = policy.deniedExecutables(ShellEnvironmentPolicy.CLEAN_PATH);
         return files.isEmpty() ? p : p.withNoAccessPaths(files.stream().map(Path::toString).toArray(String[]::new));
@@ -417,7 +436,7 @@ public final class SandboxEngine extends AbstractEngine {
                 .supportsCleanEnv(true)
                 .interactive(true)
                 .enforcedLimits(limits)
-                .maxDiskBytes(false)
+                .diskQuota(false)
                 .build();
     }
 
