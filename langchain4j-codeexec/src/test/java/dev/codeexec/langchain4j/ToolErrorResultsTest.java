@@ -8,6 +8,7 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.WorkspaceBusyException;
+import dev.codeexec.testing.ExpectedLog;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.ImageContent;
 import dev.langchain4j.data.message.TextContent;
@@ -77,11 +78,16 @@ class ToolErrorResultsTest {
     void should_name_no_exception_class_when_a_failure_is_unexpected() {
         engine.fileFailure = new IllegalStateException("broken at /srv/host/secret");
 
-        ToolExecutionResult r = call("workspace_list_files", "{}");
+        try (ExpectedLog log = ExpectedLog.capture()) {
+            ToolExecutionResult r = call("workspace_list_files", "{}");
 
-        assertThat(r.resultText())
-                .isEqualTo("error: workspace_list_files failed unexpectedly; the application log has details.");
-        assertThat(r.attributes()).containsEntry("error", "internal");
+            assertThat(r.resultText())
+                    .isEqualTo("error: workspace_list_files failed unexpectedly; the application log has details.");
+            assertThat(r.attributes()).containsEntry("error", "internal");
+            // the details are where the result says they are, and only there
+            assertThat(log.text()).contains("workspace_list_files failed unexpectedly")
+                    .contains("java.lang.IllegalStateException: broken at /srv/host/secret");
+        }
     }
 
     @Test

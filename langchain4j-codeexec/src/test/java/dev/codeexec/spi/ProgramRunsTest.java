@@ -9,6 +9,7 @@ import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.testing.ExpectedLog;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -67,11 +68,16 @@ class ProgramRunsTest {
             throw new IllegalStateException("bug");
         });
 
-        l.onOutput(StdStream.STDOUT, new byte[] {1}, 0, 1);
-        l.onOutput(StdStream.STDERR, new byte[] {2}, 0, 1);
-        new SafeListener(null).onOutput(StdStream.STDOUT, new byte[] {1}, 0, 1);
+        try (ExpectedLog log = ExpectedLog.capture()) {
+            l.onOutput(StdStream.STDOUT, new byte[] {1}, 0, 1);
+            l.onOutput(StdStream.STDERR, new byte[] {2}, 0, 1);
+            new SafeListener(null).onOutput(StdStream.STDOUT, new byte[] {1}, 0, 1);
 
-        assertThat(calls).hasValue(1);
+            assertThat(calls).hasValue(1);
+            // the application's bug is logged once, with its stack trace
+            assertThat(log.text()).containsOnlyOnce("output listener threw")
+                    .contains("java.lang.IllegalStateException: bug");
+        }
     }
 
     @Test
