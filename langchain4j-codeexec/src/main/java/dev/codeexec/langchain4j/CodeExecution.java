@@ -258,11 +258,15 @@ public final class CodeExecution implements AutoCloseable {
      */
     public String workspaceGuidance() {
         ToolSettings s = runtime.settings();
+        boolean artifacts = s.enabled().contains(WorkspaceTool.SAVE_ARTIFACT)
+                && runtime.hasArtifactStore(runtime.defaultEngine());
         return "You have a private workspace for this conversation, reachable only through your tools. "
                 + "Files the user attaches appear in work/inputs/. Write scripts and scratch files under work/, "
-                + "final results under out/, and save results the user should keep with "
-                + s.name(WorkspaceTool.SAVE_ARTIFACT) + ", which returns an artifact:// reference. Run commands with "
-                + s.name(WorkspaceTool.EXEC) + "; every result states exit_code, timed_out and truncated.";
+                + "final results under out/"
+                + (artifacts ? ", and save results the user should keep with " + s.name(WorkspaceTool.SAVE_ARTIFACT)
+                        + ", which returns an artifact:// reference" : "")
+                + ". Run commands with " + s.name(WorkspaceTool.EXEC)
+                + "; every result states exit_code, timed_out and truncated.";
     }
 
     /** Removes a conversation's workspace and background sessions (on every engine it used). */
@@ -354,8 +358,10 @@ public final class CodeExecution implements AutoCloseable {
 
         /**
          * Where {@code workspace_save_artifact} saves and {@code workspace_stage_artifact} loads. Default: the
-         * engine's own (an engine that is a {@link dev.codeexec.artifact.ArtifactSource}); when neither exists the artifact tools answer that none is
-         * configured.
+         * engine's own (an engine that is a {@link dev.codeexec.artifact.ArtifactSource}). When neither exists, the
+         * {@link CodeExecution#toolProvider()} face does not offer the two artifact tools (nobody could read what they
+         * saved), and the {@code @Tool} methods of {@link CodeExecution#tools()}, which cannot be hidden, answer that
+         * no store is configured.
          */
         public Builder artifactService(ArtifactService artifactService) {
             this.artifactService = artifactService;

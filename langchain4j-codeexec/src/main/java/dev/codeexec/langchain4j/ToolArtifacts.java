@@ -46,6 +46,11 @@ final class ToolArtifacts {
                 + "is in the workspace instead."));
     }
 
+    /** Whether {@link #service} has a store for calls on {@code engine}. */
+    boolean available(Engine engine) {
+        return configured != null || engine instanceof ArtifactSource source && source.artifacts().isPresent();
+    }
+
     /** The prefix of a workspace key's artifacts under the configured scope. */
     String prefix(String key) {
         return scope.prefix(key);

@@ -35,16 +35,9 @@ final class ToolCallResolver {
      */
     ToolCall resolve(InvocationContext ctx) {
         InvocationParameters params = ctx == null ? null : ctx.invocationParameters();
-        Engine engine = defaultEngine;
+        Engine engine = engine(params);
         String key = null;
         if (params != null) {
-            Object e = params.get(CodeExecution.ENGINE_PARAMETER);
-            if (e instanceof Engine override) {
-                engine = override;
-            } else if (e != null) {
-                log.warn("invocation parameter {} is a {}, not an Engine; using the configured engine",
-                        CodeExecution.ENGINE_PARAMETER, e.getClass().getName());
-            }
             Object w = params.get(CodeExecution.WORKSPACE_ID_PARAMETER);
             if (w != null && !w.toString().isBlank()) {
                 key = w.toString();
@@ -65,6 +58,19 @@ final class ToolCallResolver {
             invocation = id == null ? null : id.toString();
         }
         return new ToolCall(engine, key, user, invocation);
+    }
+
+    /** The engine of an invocation: {@link CodeExecution#ENGINE_PARAMETER} when it holds one, else the configured. */
+    Engine engine(InvocationParameters params) {
+        Object e = params == null ? null : params.get(CodeExecution.ENGINE_PARAMETER);
+        if (e instanceof Engine override) {
+            return override;
+        }
+        if (e != null) {
+            log.warn("invocation parameter {} is a {}, not an Engine; using the configured engine",
+                    CodeExecution.ENGINE_PARAMETER, e.getClass().getName());
+        }
+        return defaultEngine;
     }
 
     private String memoryKey(InvocationContext ctx) {

@@ -12,6 +12,11 @@ final class ToolDescriptions {
             + "work/inputs/ holds files the user attached and staged artifacts, work/ is for scripts and scratch "
             + "files, out/ is for results (save them with workspace_save_artifact). ";
 
+    /** {@link #LAYOUT} for an application without an artifact store, where the artifact tools are not offered. */
+    static final String LAYOUT_WITHOUT_ARTIFACTS = "The workspace belongs to this conversation and keeps its files "
+            + "between calls: work/inputs/ holds files the user attached, work/ is for scripts and scratch files, "
+            + "out/ is for results. ";
+
     static final String EXEC = "Runs a shell command line (bash) in the workspace and returns its output. "
             + LAYOUT
             + "Paths are relative to the workspace root; WORKSPACE_DIR, WORK_DIR, OUTPUT_DIR and RUN_DIR are set. "
@@ -69,9 +74,16 @@ final class ToolDescriptions {
         };
     }
 
-    /** The description with configured names, limits and the policy note. */
-    static String render(WorkspaceTool tool, ToolSettings s, boolean policy) {
+    /**
+     * The description with configured names, limits and the policy note.
+     *
+     * @param artifacts whether the artifact tools are offered too (else the description does not mention them)
+     */
+    static String render(WorkspaceTool tool, ToolSettings s, boolean policy, boolean artifacts) {
         String text = base(tool);
+        if (!artifacts) {
+            text = text.replace(LAYOUT, LAYOUT_WITHOUT_ARTIFACTS);
+        }
         if (tool == WorkspaceTool.EXEC) {
             text += " Default time limit " + s.defaultTimeout().toSeconds() + " s, maximum "
                     + s.maxTimeout().toSeconds() + " s.";

@@ -114,6 +114,16 @@ final class ToolRuntime implements AutoCloseable {
         return artifacts.service(engine);
     }
 
+    /** Whether calls on {@code engine} can save and stage artifacts (the application or the engine has a store). */
+    boolean hasArtifactStore(Engine engine) {
+        return artifacts.available(engine);
+    }
+
+    /** The engine an invocation with these parameters runs on. */
+    Engine engineFor(dev.langchain4j.invocation.InvocationParameters params) {
+        return resolver.engine(params);
+    }
+
     /** Saves one workspace file as an artifact by the store's full name; the caller holds the workspace lock. */
     ToolArtifacts.SavedArtifact saveArtifact(Engine engine, Workspace ws, ArtifactService service, String path,
                                              String name) {

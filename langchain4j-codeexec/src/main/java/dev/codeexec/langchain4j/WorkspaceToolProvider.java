@@ -7,6 +7,7 @@ import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.agent.tool.ToolSpecifications;
 import dev.langchain4j.invocation.InvocationContext;
+import dev.langchain4j.invocation.InvocationParameters;
 import dev.langchain4j.service.tool.AiServiceTool;
 import dev.langchain4j.service.tool.ToolExecutionResult;
 import dev.langchain4j.service.tool.ToolExecutor;
@@ -16,43 +17,67 @@ import dev.langchain4j.service.tool.ToolProviderResult;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The workspace tools as a {@link ToolProvider}: configurable names, arguments validated here (so a malformed call is
  * a tool result, not a failed invocation), and {@link ToolExecutionResult}s with {@code isError} and attributes. The
  * specifications are derived from the {@code @Tool} methods of {@link WorkspaceTools}, so both faces always offer the
  * same parameters.
+ *
+ * <p>The artifact tools are offered only when the invocation's engine has an artifact store (the application's, or
+ * the engine's own): without one they could only fail, and the other tools' descriptions then do not mention them.
  */
 final class WorkspaceToolProvider implements ToolProvider {
 
+    private static final Set<WorkspaceTool> ARTIFACT_TOOLS = EnumSet.of(WorkspaceTool.SAVE_ARTIFACT,
+            WorkspaceTool.STAGE_ARTIFACT);
+
+    private final ToolRuntime runtime;
+    /** Every enabled tool. */
     private final List<AiServiceTool> tools;
+    /** The enabled tools but the artifact tools, described without them: for engines without an artifact store. */
+    private final List<AiServiceTool> withoutArtifacts;
 
     WorkspaceToolProvider(ToolRuntime runtime, boolean policy) {
+        this.runtime = runtime;
+        this.tools = build(runtime, policy, true);
+        this.withoutArtifacts = build(runtime, policy, false);
+    }
+
+    private static List<AiServiceTool> build(ToolRuntime runtime, boolean policy, boolean artifacts) {
         ToolSettings s = runtime.settings();
-        Map<WorkspaceTool, ToolSpecification> specs = specifications(s, policy);
+        Map<WorkspaceTool, ToolSpecification> specs = specifications(s, policy, artifacts);
         List<AiServiceTool> list = new ArrayList<>();
         for (WorkspaceTool t : WorkspaceTool.values()) {
-            if (s.enabled().contains(t)) {
+            if (s.enabled().contains(t) && (artifacts || !ARTIFACT_TOOLS.contains(t))) {
                 list.add(AiServiceTool.builder().toolSpecification(specs.get(t))
                         .toolExecutor(new Executor(runtime, t)).build());
             }
         }
-        this.tools = List.copyOf(list);
+        return List.copyOf(list);
     }
 
     @Override
     public ToolProviderResult provideTools(ToolProviderRequest request) {
-        return new ToolProviderResult(tools);
+        InvocationParameters params = request == null ? null : request.invocationParameters();
+        return new ToolProviderResult(runtime.hasArtifactStore(runtime.engineFor(params)) ? tools : withoutArtifacts);
     }
 
+    /** Every enabled tool, artifact tools included. */
     List<AiServiceTool> tools() {
         return tools;
     }
 
-    /** Specifications with configured names and rendered descriptions, marked always visible for tool search. */
-    static Map<WorkspaceTool, ToolSpecification> specifications(ToolSettings s, boolean policy) {
+    /**
+     * Specifications with configured names and rendered descriptions, marked always visible for tool search.
+     *
+     * @param artifacts whether the descriptions may point to the artifact tools
+     */
+    static Map<WorkspaceTool, ToolSpecification> specifications(ToolSettings s, boolean policy, boolean artifacts) {
         Map<WorkspaceTool, ToolSpecification> out = new EnumMap<>(WorkspaceTool.class);
         for (Method m : WorkspaceTools.class.getDeclaredMethods()) {
             Tool ann = m.getAnnotation(Tool.class);
@@ -61,7 +86,7 @@ final class WorkspaceToolProvider implements ToolProvider {
             }
             WorkspaceTool t = byDefaultName(ann.name());
             ToolSpecification spec = ToolSpecifications.toolSpecificationFrom(m);
-            out.put(t, spec.toBuilder().name(s.name(t)).description(ToolDescriptions.render(t, s, policy))
+            out.put(t, spec.toBuilder().name(s.name(t)).description(ToolDescriptions.render(t, s, policy, artifacts))
                     .addMetadata(ToolSpecification.METADATA_SEARCH_BEHAVIOR, SearchBehavior.ALWAYS_VISIBLE)
                     .build());
         }

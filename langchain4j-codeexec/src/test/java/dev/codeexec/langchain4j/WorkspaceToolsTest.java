@@ -6,6 +6,7 @@ import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.testing.ExpectedLog;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.agent.tool.ToolSpecifications;
@@ -363,9 +364,13 @@ class WorkspaceToolsTest {
         codeExec.close();
         codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts)
                 .artifactScope(ArtifactScope.prefixed(key -> "../" + key + "/")).build();
-        ToolExecutionResult bad = call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}", ctx("a1"));
-        assertThat(bad.resultText()).startsWith("error: workspace_stage_artifact failed unexpectedly")
-                .doesNotContain("..");
+        try (ExpectedLog log = ExpectedLog.capture()) {
+            ToolExecutionResult bad = call("workspace_stage_artifact", "{\"ref\":\"artifact://r.txt\"}",
+                    ctx("a1"));
+            assertThat(bad.resultText()).startsWith("error: workspace_stage_artifact failed unexpectedly")
+                    .doesNotContain("..");
+            assertThat(log.text()).contains("the artifact scope gave the prefix '../a1/'");
+        }
     }
 
     @Test
@@ -564,6 +569,44 @@ class WorkspaceToolsTest {
                 .doesNotContain("workspace_exec");
         assertThat(provided.get("shell").description()).contains("Default time limit 60 s, maximum 600 s");
         assertThat(codeExec.tools().workspaceListFiles(null, ctx("c"))).contains("is not enabled");
+    }
+
+    @Test
+    void should_offer_the_artifact_tools_only_when_the_invocation_has_an_artifact_store() {
+        codeExec = CodeExecution.builder().engine(engine).build(); // no store, and FakeEngine has none
+        Map<String, ToolSpecification> offered = provided(ctx("c"));
+
+        assertThat(offered).doesNotContainKeys("workspace_save_artifact", "workspace_stage_artifact")
+                .containsKeys("workspace_exec", "workspace_list_files", "execute_code");
+        assertThat(offered.values()).allSatisfy(s -> assertThat(s.description()).doesNotContain("artifact"));
+        assertThat(codeExec.workspaceGuidance()).doesNotContain("artifact");
+        // The @Tool methods cannot be hidden: they answer, and nothing is saved.
+        assertThat(codeExec.tools().workspaceSaveArtifact("out/x.txt", null, ctx("c")))
+                .startsWith("error: ").contains("no artifact store is configured");
+
+        // An invocation on an engine that has a store of its own gets them (the per-invocation engine override).
+        try (dev.codeexec.local.LocalEngine withStore = dev.codeexec.local.LocalEngine.builder()
+                .artifactService(artifacts).build()) {
+            InvocationContext override = ctx("c");
+            override.invocationParameters().put(CodeExecution.ENGINE_PARAMETER, withStore);
+            assertThat(provided(override)).containsKeys("workspace_save_artifact", "workspace_stage_artifact");
+        }
+
+        // Positive control: with the application's store, both are offered and the layout points to them.
+        codeExec.close();
+        codeExec = CodeExecution.builder().engine(engine).artifactService(artifacts).build();
+        Map<String, ToolSpecification> withStore = provided(ctx("c"));
+        assertThat(withStore).containsKeys("workspace_save_artifact", "workspace_stage_artifact");
+        assertThat(withStore.get("workspace_exec").description()).contains("save them with workspace_save_artifact");
+        assertThat(codeExec.workspaceGuidance()).contains("workspace_save_artifact");
+    }
+
+    private Map<String, ToolSpecification> provided(InvocationContext ctx) {
+        Map<String, ToolSpecification> out = new HashMap<>();
+        codeExec.toolProvider().provideTools(ToolProviderRequest.builder().invocationContext(ctx)
+                .userMessage(UserMessage.from("x")).build()).aiServiceTools()
+                .forEach(t -> out.put(t.name(), t.toolSpecification()));
+        return out;
     }
 
     /** A policy that denies curl (and, built in, every shell and wrapper). */
