@@ -4,6 +4,7 @@ import static dev.codeexec.langchain4j.ScriptedOpenAi.lastToolResult;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.lastUser;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.toolResultsThisTurn;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.codeexec.artifact.InMemoryArtifactService;
@@ -561,6 +562,30 @@ public abstract class AbstractWorkspaceToolsIT {
             assertThat(results.get(0).text()).startsWith("error: invalid arguments for workspace_exec")
                     .contains("timeout_seconds").doesNotContain("Exception");
             assertThat(results.get(1).text()).startsWith("exit_code: 0").contains("hi");
+        }
+    }
+
+    /**
+     * The one difference between the faces (README, docs/tools.md): LangChain4j converts the arguments of
+     * {@code @Tool} methods before they run, and without an arguments error handler a badly typed one fails the
+     * invocation; the provider face answers the model with a tool error instead, and nothing runs in either case.
+     */
+    @Test
+    void should_fail_the_invocation_on_a_badly_typed_argument_only_on_the_tool_methods_without_the_handler() {
+        openAi.script(req -> toolResultsThisTurn(req) == 0
+                ? Reply.tool("c0", "workspace_exec", Map.of("command", "touch out/ran", "timeout_seconds", "soon"))
+                : Reply.text("ok"));
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            Assistant methods = AiServices.builder(Assistant.class).chatModel(codeExec.wrap(openAi.chatModel()))
+                    .tools(codeExec.tools()).chatMemoryProvider(memory).build();
+            assertThatThrownBy(() -> methods.chat("m", "hello")).hasMessageContaining("timeout_seconds");
+
+            Assistant provider = AiServices.builder(Assistant.class).chatModel(codeExec.wrap(openAi.chatModel()))
+                    .toolProvider(codeExec.toolProvider()).chatMemoryProvider(memory).build();
+            assertThat(provider.chat("p", "hello")).isEqualTo("ok");
+            assertThat(toolMessages("p").get(0).text()).startsWith("error: ").contains("timeout_seconds");
+            assertThat(codeExec.workspace("m").list("out")).isEmpty();
+            assertThat(codeExec.workspace("p").list("out")).isEmpty();
         }
     }
 

@@ -14,8 +14,8 @@ import dev.langchain4j.service.UserMessage;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The README's "add this to your AiService" snippet, compiled and run, so it stays true. */
-class ReadmeSnippetTest {
+/** The "Add it to an AI service" snippet of docs/tools.md, compiled and run, so it stays true. */
+class ToolsDocSnippetTest {
 
     // tag::assistant[]
     interface Assistant {
@@ -24,7 +24,7 @@ class ReadmeSnippetTest {
     // end::assistant[]
 
     @Test
-    void should_run_the_readme_snippet() {
+    void should_run_the_snippet_of_the_tools_page() {
         Requirements.requireCommand("python3");
         try (ScriptedOpenAi openAi = new ScriptedOpenAi(); LocalEngine engine = LocalEngine.create()) {
             openAi.script(req -> ScriptedOpenAi.toolResultsThisTurn(req) == 0
@@ -32,7 +32,7 @@ class ReadmeSnippetTest {
                     : Reply.text("2^10 = " + AbstractWorkspaceToolsIT.stdout(ScriptedOpenAi.lastToolResult(req))));
             ChatModel model = openAi.chatModel();
 
-            // tag::readme[]
+            // tag::snippet[]
             CodeExecution codeExec = CodeExecution.builder()
                     .engine(engine)                                  // LocalEngine, SandboxEngine, ...
                     .artifactService(new InMemoryArtifactService())  // where workspace_save_artifact saves
@@ -43,7 +43,7 @@ class ReadmeSnippetTest {
                     .chatMemoryProvider(id -> MessageWindowChatMemory.withMaxMessages(50))
                     .build();
             String answer = assistant.chat("conversation-1", "What is 2 to the power of 10?");
-            // end::readme[]
+            // end::snippet[]
 
             assertThat(answer).isEqualTo("2^10 = 1024");
             codeExec.close();
