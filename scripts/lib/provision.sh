@@ -13,6 +13,22 @@ can_apt() {
   [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
 }
 
+# with_progress WHAT COMMAND... : runs a quiet command, printing the elapsed time every 15 seconds until it ends.
+with_progress() {
+  local what=$1 start=$SECONDS pid rc=0
+  shift
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if [ $(( (SECONDS - start) % 15 )) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
+      echo "provision: ... $what: $((SECONDS - start)) s"
+    fi
+  done
+  wait "$pid" || rc=$?
+  return "$rc"
+}
+
 APT_UPDATED=0
 apt_install() {
   # apt_install PACKAGE... : installs the packages that are missing.
@@ -83,8 +99,9 @@ provision_docker() {
     local mirror rootfs
     mirror=$(debian_mirror)
     rootfs=$(mktemp -d)
-    echo "provision: building $CODEEXEC_TEST_IMAGE from Debian packages ($mirror)"
-    if debootstrap --variant=minbase --include=python3-minimal bookworm "$rootfs" "$mirror" >/dev/null 2>&1; then
+    echo "provision: building $CODEEXEC_TEST_IMAGE from Debian packages ($mirror); this takes a few minutes"
+    if with_progress "building $CODEEXEC_TEST_IMAGE" \
+        debootstrap --variant=minbase --include=python3-minimal bookworm "$rootfs" "$mirror"; then
       tar -C "$rootfs" -c . | docker import - "$CODEEXEC_TEST_IMAGE" >/dev/null
     else
       note "debootstrap failed: container tests cannot run"

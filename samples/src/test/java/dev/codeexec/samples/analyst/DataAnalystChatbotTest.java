@@ -1,0 +1,157 @@
+package dev.codeexec.samples.analyst;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.codeexec.sandbox.SandboxEngine;
+import dev.codeexec.testing.Requirements;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The offline demo of the README's sample command, end to end on every backend this host offers: the real
+ * OpenAiChatModel against the scripted endpoint, real tool calls and results, and what a run leaves behind.
+ */
+class DataAnalystChatbotTest {
+
+    @TempDir
+    Path output;
+
+    private final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    private final PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+
+    /** No OPENAI_API_KEY: the scripted model, whatever the environment of the build has. */
+    private static final Map<String, String> OFFLINE = Map.of();
+
+    @ParameterizedTest
+    @EnumSource(value = Backend.class, names = {"SANDBOX", "LOCAL", "CONTAINER", "JUPYTER"})
+    void should_analyse_chart_summarise_save_and_run_the_lone_code_block_when_the_demo_runs(Backend backend)
+            throws IOException {
+        DataAnalystChatbot.Result r = runDemo(backend);
+
+        assertThat(r.backend()).isEqualTo(backend);
+        // out/ was copied into the run folder, which outlives the workspace
+        Path summary = r.runDir().resolve("out/summary.md");
+        assertThat(r.outputs()).contains(summary.toAbsolutePath().normalize());
+        assertThat(Files.readString(summary)).contains("| south | 451 | 828.75 | 31% |")
+                .contains("**south** brings in the most revenue: 828.75 of 2683.75 (31%).");
+        Path chart = r.outputs().stream().filter(p -> p.getFileName().toString().startsWith("revenue_by_region."))
+                .findFirst().orElseThrow();
+        byte[] chartBytes = Files.readAllBytes(chart);
+        if (chart.toString().endsWith(".png")) {
+            assertThat(new String(chartBytes, 1, 3, StandardCharsets.US_ASCII)).isEqualTo("PNG");
+        } else {
+            assertThat(new String(chartBytes, StandardCharsets.UTF_8)).startsWith("<svg").contains(">south<");
+        }
+        assertThat(Files.readString(summary)).contains("](" + chart.getFileName() + ")");
+        // the summary was saved as an artifact, in the run's store
+        assertThat(r.artifacts()).containsExactly("artifact://sales-summary.md@1");
+        Path stored = r.runDir().resolve("artifacts/conversations/analyst/sales-summary.md/@versions/v1.bin");
+        assertThat(Files.readAllBytes(stored)).isEqualTo(Files.readAllBytes(summary));
+        // the steps: a Python analysis through workspace_exec, then the lone code block run by the response processor
+        assertThat(r.steps()).extracting(Transcript.Step::tool).containsSubsequence("workspace_list_files",
+                "workspace_write_file", "workspace_exec", "workspace_read_file", "workspace_save_artifact",
+                "execute_code");
+        Transcript.Step analysis = r.steps().stream().filter(s -> s.arguments().contains("python3 work/analyse.py"))
+                .findFirst().orElseThrow();
+        assertThat(analysis.result()).startsWith("exit_code: 0").contains("summary: out/summary.md");
+        Transcript.Step block = r.steps().get(r.steps().size() - 1);
+        assertThat(block.codeBlock()).as("promoted by the response processor").isTrue();
+        assertThat(block.tool()).isEqualTo("execute_code");
+        assertThat(block.result()).startsWith("exit_code: 0").contains("summary.md 319 bytes");
+        assertThat(r.answer()).contains("south").contains("artifact://sales-summary.md@1")
+                .contains("The check found 2 files in out/.");
+        // what the user reads: every step, where the outputs are, how to chat
+        assertThat(printed()).contains("[1] The model calls workspace_list_files", "The answer was one fenced python "
+                        + "block, so the response processor runs it", "Assistant: **south**",
+                "Outputs of this run (they stay after it): " + r.runDir().toAbsolutePath(),
+                "./scripts/sample --interactive");
+    }
+
+    @Test
+    void should_fall_back_to_local_and_say_what_that_means_when_the_sandbox_cannot_run() throws Exception {
+        DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--output",
+                output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE, (backend, artifacts) ->
+                Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, a -> SandboxEngine.builder()
+                        .bwrapPath(Path.of("/nonexistent/bwrap")).artifactService(a).build()));
+
+        assertThat(r.backend()).isEqualTo(Backend.LOCAL);
+        assertThat(printed()).contains("WARNING: the sandbox cannot run here, so this runs on the LOCAL backend, "
+                + "which is NOT a sandbox.", "can read and change your files and use your network",
+                "Why the sandbox cannot run: sandbox preflight failed: the configured bubblewrap '/nonexistent/bwrap' "
+                        + "is not an executable file", "Fix: install bubblewrap");
+        assertThat(r.artifacts()).containsExactly("artifact://sales-summary.md@1");
+    }
+
+    @Test
+    void should_choose_the_sandbox_without_a_warning_when_its_preflight_passes() throws Exception {
+        Requirements.requireCommand("bwrap");
+        DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--output",
+                output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE);
+
+        assertThat(r.backend()).isEqualTo(Backend.SANDBOX);
+        assertThat(printed()).doesNotContain("WARNING").contains("Backend: sandbox");
+    }
+
+    @Test
+    void should_run_commands_and_code_blocks_when_chatting_offline() throws Exception {
+        String typed = "help\nrun wc -l work/inputs/sales.csv\npy print(6 * 7)\nexit\n";
+        DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "local",
+                "--interactive", "--output", output.toString()),
+                new ByteArrayInputStream(typed.getBytes(StandardCharsets.UTF_8)), out, OFFLINE);
+
+        assertThat(printed()).contains("I am the offline scripted model");
+        assertThat(r.steps()).extracting(Transcript.Step::tool).containsExactly("workspace_exec", "execute_code");
+        assertThat(r.steps().get(0).result()).startsWith("exit_code: 0").contains("37 work/inputs/sales.csv");
+        assertThat(r.steps().get(1).codeBlock()).isTrue();
+        assertThat(r.steps().get(1).result()).contains("42");
+        assertThat(r.answer()).isEqualTo("I ran the block: exit code 0. Its output is above.");
+    }
+
+    @Test
+    void should_say_why_and_what_to_do_when_a_backend_cannot_start() {
+        assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "e2b",
+                "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE))
+                .isInstanceOf(Backends.Unavailable.class).hasMessageContaining("E2B backend is not part of this build")
+                .satisfies(e -> assertThat(((Backends.Unavailable) e).fix()).contains("--backend sandbox"));
+        assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "container",
+                "--image", "codeexec-no-such-image:none", "--output", output.toString()),
+                new ByteArrayInputStream(new byte[0]), out, OFFLINE))
+                .isInstanceOf(Backends.Unavailable.class)
+                .satisfies(e -> assertThat(((Backends.Unavailable) e).fix()).contains("./scripts/provision docker"));
+    }
+
+    @Test
+    void should_name_the_valid_values_when_an_option_is_wrong() {
+        assertThatThrownBy(() -> DataAnalystChatbot.Options.parse("--backend", "vm"))
+                .hasMessage("unknown backend 'vm'; use one of sandbox|local|container|jupyter|e2b");
+        assertThatThrownBy(() -> DataAnalystChatbot.Options.parse("--backend")).hasMessage("--backend needs a value");
+        assertThatThrownBy(() -> DataAnalystChatbot.Options.parse("--bogus")).hasMessage("unknown option '--bogus'");
+        assertThat(DataAnalystChatbot.Options.parse("--backend", "Jupyter", "--interactive").backend())
+                .isEqualTo(Backend.JUPYTER);
+    }
+
+    private DataAnalystChatbot.Result runDemo(Backend backend) {
+        try {
+            return DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", backend.flag(), "--output",
+                    output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE);
+        } catch (Backends.Unavailable e) {
+            Requirements.require(false, "the " + backend.flag() + " backend: " + e.getMessage());
+            throw new AssertionError("unreachable");
+        }
+    }
+
+    private String printed() {
+        return printed.toString(StandardCharsets.UTF_8);
+    }
+}
