@@ -47,8 +47,9 @@ final class ScriptedModel implements AutoCloseable {
                 .maxRetries(0).timeout(Duration.ofSeconds(60)).build();
     }
 
+    /** The loopback address the server listens on (not "localhost", which may resolve to another address first). */
     String baseUrl() {
-        return server.baseUrl() + "/v1";
+        return "http://127.0.0.1:" + server.port() + "/v1";
     }
 
     @Override
