@@ -34,6 +34,7 @@ class ArchitectureTest {
         "dev.codeexec.workspace..",
         "dev.codeexec.artifact..",
         "dev.codeexec.policy..",
+        "dev.codeexec.governance..",
         "dev.codeexec.local..",
         "dev.codeexec.spi..",
         "dev.codeexec.internal..",
@@ -51,6 +52,7 @@ class ArchitectureTest {
     /** What applications program against. */
     static final String[] PUBLIC_API_PACKAGES = {
         ROOT, "dev.codeexec.engine..", "dev.codeexec.artifact..", "dev.codeexec.policy..",
+        "dev.codeexec.governance..",
     };
 
     @ArchTest
