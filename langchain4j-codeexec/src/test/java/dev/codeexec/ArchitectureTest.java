@@ -80,6 +80,13 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("com.github.dockerjava..", "org.zeromq..", "zmq..")
             .because("docker-java and jeromq belong in the container and jupyter modules");
 
+    @ArchTest
+    static final ArchRule only_the_metrics_package_uses_micrometer = noClasses()
+            .that().resideOutsideOfPackage("dev.codeexec.governance.micrometer..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.micrometer..", "dev.codeexec.governance.micrometer..")
+            .because("Micrometer is optional: nothing but the metrics listener may need it, and nothing may load that "
+                    + "listener implicitly");
+
     /**
      * One slice per top-level package under {@code dev.codeexec}, and one for the root package itself, which
      * {@code slices().matching("dev.codeexec.(*)..")} would leave out. {@code internal} is a namespace, not a
