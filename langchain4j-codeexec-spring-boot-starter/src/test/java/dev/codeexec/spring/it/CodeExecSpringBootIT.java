@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -29,7 +30,8 @@ import org.springframework.test.context.DynamicPropertySource;
 /**
  * The starter in a Spring Boot application: an {@code @AiService} conversation with the scripted OpenAI endpoint that
  * calls {@code workspace_exec} twice on the local engine; the application's approver denies the second call, the model
- * reads the denial, and nothing of it ran; the events and metrics of both calls are recorded.
+ * reads the denial, and nothing of it ran; the events and metrics of both calls are recorded. Then the response
+ * processor (the application wraps its chat model bean) runs a lone code block, and the approver denies another.
  */
 @SpringBootTest(classes = CodeExecTestApplication.class)
 class CodeExecSpringBootIT {
@@ -52,6 +54,13 @@ class CodeExecSpringBootIT {
     RecordingListener events;
     @Autowired
     SimpleMeterRegistry metrics;
+
+    @BeforeEach
+    void reset() {
+        events.clear();
+        metrics.clear();
+        openAi.reset();
+    }
 
     @Test
     void should_run_a_conversation_with_an_approved_and_a_denied_command() throws IOException {
@@ -87,6 +96,29 @@ class CodeExecSpringBootIT {
                 .isEqualTo(1);
         assertThat(metrics.get(MicrometerExecutionListener.REFUSALS).tags("kind", "approval").counter().count())
                 .isEqualTo(1);
+    }
+
+    @Test
+    void should_run_a_lone_code_block_of_an_answer_through_the_response_processor_and_the_approver() throws IOException {
+        openAi.script(req -> {
+            String tool = lastToolResult(req);
+            if (tool != null) {
+                return Reply.text("Ran it: " + tool);
+            }
+            return ScriptedOpenAi.lastUser(req).contains("forbidden")
+                    ? Reply.text("```bash\ntouch forbidden-block-marker\n```")
+                    : Reply.text("```bash\necho block ran > ../out/block.txt && cat ../out/block.txt\n```");
+        });
+
+        String ran = analyst.chat("conversation-2", "Run a block.");
+        String denied = analyst.chat("conversation-2", "Run a forbidden block.");
+
+        assertThat(ran).startsWith("Ran it: ").contains("block ran");
+        assertThat(exists("block.txt")).isTrue();
+        assertThat(denied).startsWith("Ran it: error: not approved: commands on forbidden files are not approved.");
+        assertThat(exists("forbidden-block-marker")).isFalse();
+        assertThat(events.of(ExecutionEvent.RunFinished.class)).singleElement()
+                .satisfies(e -> assertThat(e.toolName()).isEqualTo("execute_code"));
     }
 
     private static boolean exists(String name) throws IOException {

@@ -3,6 +3,7 @@ package dev.codeexec.spring.it;
 import dev.codeexec.governance.ApprovalDecision;
 import dev.codeexec.governance.ExecutionApprover;
 import dev.codeexec.governance.RecordingListener;
+import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ScriptedOpenAi;
 import dev.langchain4j.memory.chat.ChatMemoryProvider;
 import dev.langchain4j.memory.chat.MessageWindowChatMemory;
@@ -23,9 +24,10 @@ public class CodeExecTestApplication {
         return new ScriptedOpenAi();
     }
 
+    /** The model with the response processor: a lone fenced code block in an answer runs through execute_code. */
     @Bean
-    ChatModel chatModel(ScriptedOpenAi openAi) {
-        return openAi.chatModel();
+    ChatModel chatModel(ScriptedOpenAi openAi, CodeExecution codeExecution) {
+        return codeExecution.wrap(openAi.chatModel());
     }
 
     @Bean
@@ -33,10 +35,10 @@ public class CodeExecTestApplication {
         return id -> MessageWindowChatMemory.builder().id(id).maxMessages(50).build();
     }
 
-    /** Denies any command that mentions "forbidden", allows everything else. */
+    /** Denies any command or code that mentions "forbidden", allows everything else. */
     @Bean
     ExecutionApprover approver() {
-        return ExecutionApprover.of(r -> r.commandLine().orElse("").contains("forbidden")
+        return ExecutionApprover.of(r -> r.commandLine().or(r::code).orElse("").contains("forbidden")
                 ? ApprovalDecision.deny("commands on forbidden files are not approved") : ApprovalDecision.allow());
     }
 
