@@ -13,6 +13,7 @@ import dev.codeexec.policy.CommandPolicy;
 import dev.langchain4j.service.tool.ToolProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -74,7 +75,7 @@ public class CodeExecAutoConfiguration {
                                        ObjectProvider<ExecutionListener> listeners) {
         validate(p);
         CodeExecution.Builder b = CodeExecution.builder().engine(engine).artifactService(artifacts)
-                .commandPolicy(policy(p, policy)).approver(approver.getIfUnique())
+                .commandPolicy(policy(p, policy)).approver(approver(approver))
                 .listeners(listeners.orderedStream().toList())
                 .autoExecuteCodeBlocks(p.isAutoExecuteCodeBlocks()).requireMemoryId(p.isRequireMemoryId());
         if (p.getDefaultTimeout() != null) {
@@ -125,9 +126,29 @@ public class CodeExecAutoConfiguration {
         }
     }
 
-    /** The application's policy bean, else the one of {@code codeexec.policy.*}, else none. */
+    /**
+     * The application's approver bean, or none. Two are an error, not "none": silently dropping an approver would run
+     * what it was meant to stop.
+     */
+    private static ExecutionApprover approver(ObjectProvider<ExecutionApprover> bean) {
+        try {
+            return bean.getIfAvailable();
+        } catch (NoUniqueBeanDefinitionException e) {
+            throw new IllegalStateException("the context has " + e.getNumberOfBeansFound() + " ExecutionApprover beans "
+                    + e.getBeanNamesFound() + ", and code execution takes one: combine them with "
+                    + "ExecutionApprovers.allOf(...) in a single bean, or mark one @Primary", e);
+        }
+    }
+
+    /** The application's policy bean, else the one of {@code codeexec.policy.*}, else none. Two beans are an error. */
     private static CommandPolicy policy(CodeExecProperties p, ObjectProvider<CommandPolicy> bean) {
-        CommandPolicy own = bean.getIfUnique();
+        CommandPolicy own;
+        try {
+            own = bean.getIfAvailable();
+        } catch (NoUniqueBeanDefinitionException e) {
+            throw new IllegalStateException("the context has " + e.getNumberOfBeansFound() + " CommandPolicy beans "
+                    + e.getBeanNamesFound() + ", and code execution takes one: keep one, or mark one @Primary", e);
+        }
         if (own != null) {
             return own;
         }

@@ -6,7 +6,9 @@ import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.governance.ApprovalDecision;
 import dev.codeexec.governance.AuditLogListener;
+import dev.codeexec.governance.ExecutionApprover;
 import dev.codeexec.governance.micrometer.MicrometerExecutionListener;
 import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ToolCalls;
@@ -109,6 +111,21 @@ class CodeExecAutoConfigurationTest {
                     ToolCalls.call(ctx.getBean(CodeExecution.class), "c1", "workspace_exec", "{\"command\":\"true\"}");
                     assertThat(ctx.getBean(SimpleMeterRegistry.class).get(MicrometerExecutionListener.RUNS)
                             .tags("outcome", "success").timer().count()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void should_use_the_applications_approver_and_refuse_to_guess_between_two() {
+        ExecutionApprover denyAll = ExecutionApprover.of(r -> ApprovalDecision.deny("nothing runs here"));
+        runner().withPropertyValues("codeexec.backend=local").withBean("denyAll", ExecutionApprover.class, () -> denyAll)
+                .run(ctx -> assertThat(ToolCalls.call(ctx.getBean(CodeExecution.class), "c1", "workspace_exec",
+                        "{\"command\":\"true\"}").resultText()).startsWith("error: not approved: nothing runs here."));
+        runner().withPropertyValues("codeexec.backend=local")
+                .withBean("one", ExecutionApprover.class, () -> denyAll)
+                .withBean("two", ExecutionApprover.class, ExecutionApprover::allowAll).run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    assertThat(ctx.getStartupFailure()).hasStackTraceContaining("2 ExecutionApprover beans")
+                            .hasStackTraceContaining("ExecutionApprovers.allOf");
                 });
     }
 

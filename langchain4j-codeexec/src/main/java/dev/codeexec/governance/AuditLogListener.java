@@ -10,9 +10,9 @@ import org.slf4j.LoggerFactory;
  * audit appender in your logging configuration). Lines are {@code key=value} pairs after the event type, for example:
  *
  * <pre>
- * run_started conversation=c-42 tool=workspace_exec engine=sandbox run=7 action=run_command timeout_ms=60000 command="python3 work/a.py"
- * run_finished conversation=c-42 tool=workspace_exec engine=sandbox run=7 outcome=success exit_code=0 timed_out=false truncated=false duration_ms=412 output_bytes=118
- * refusal conversation=c-42 tool=workspace_exec engine=sandbox kind=approval error=not_approved reason="error: not approved: ..."
+ * run_started conversation=c-42 tool=workspace_exec engine=SandboxEngine run=7 action=run_command timeout_ms=60000 command="python3 work/a.py"
+ * run_finished conversation=c-42 tool=workspace_exec engine=SandboxEngine run=7 outcome=success exit_code=0 timed_out=false truncated=false duration_ms=412 output_bytes=118
+ * refusal conversation=c-42 tool=workspace_exec engine=SandboxEngine kind=approval error=not_approved reason="error: not approved: ..."
  * </pre>
  *
  * <p>What it never writes: file contents, code, standard input, environment variables (names or values), program
