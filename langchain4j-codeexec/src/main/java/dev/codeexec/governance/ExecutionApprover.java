@@ -12,13 +12,14 @@ import java.util.function.Function;
  * {@link ApprovalDecision#allow()}, {@link ApprovalDecision#deny(String)} (the model reads the reason) or
  * {@link ApprovalDecision#allowWith(RunChanges)}.
  *
- * <p>The answer may come later: a human approving in a UI completes the stage when they click. The calling tool
- * waits for it on its own thread, at most the configured approval timeout, and other conversations go on meanwhile.
- * Bounded by construction: no answer within the timeout, an exceptionally completed or cancelled stage, a
- * {@code null} answer, or an approver that throws all deny the call, with a clear result for the model (and the
- * failure in the application's log). A denied call runs nothing and changes nothing.
+ * <p>The answer may come later: a human approving in a UI completes the stage when they click. {@code review} is
+ * called on an approval thread ({@code codeexec-approval-N}) while the tool call waits, at most the configured
+ * approval timeout, and other conversations go on meanwhile. Bounded by construction: no answer within the timeout
+ * (the stage is then cancelled, and an approver still blocked in {@code review} is interrupted), an exceptionally
+ * completed or cancelled stage, a {@code null} answer, or an approver that throws all deny the call, with a clear
+ * result for the model (and the failure in the application's log). A denied call runs nothing and changes nothing.
  *
- * <p>Called from the tool-executing threads of many conversations at once: implementations must be thread-safe.
+ * <p>Called for many conversations at once: implementations must be thread-safe.
  * Ready-made approvers are in {@link ExecutionApprovers}.
  *
  * <pre>{@code
@@ -43,7 +44,7 @@ public interface ExecutionApprover {
         return ExecutionApprovers.allowAll();
     }
 
-    /** An approver that decides at once, on the calling thread. */
+    /** An approver that decides synchronously (on the approval thread, within the approval timeout). */
     static ExecutionApprover of(Function<ApprovalRequest, ApprovalDecision> decide) {
         Objects.requireNonNull(decide, "decide");
         return request -> CompletableFuture.completedFuture(decide.apply(request));

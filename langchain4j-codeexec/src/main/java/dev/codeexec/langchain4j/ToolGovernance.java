@@ -28,6 +28,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -46,8 +49,10 @@ import org.slf4j.LoggerFactory;
  * run events around the engine calls of {@link ToolCall}; refusal, file, artifact and session-start events from the
  * call's result in {@link ToolRuntime#call}; workspace and session-end events from the registries' removal hooks.
  *
- * <p>Thread roles: every method runs on the calling tool's thread; listeners too, synchronously. The approval wait
- * blocks only that thread, with a bound, and no lock is held meanwhile.
+ * <p>Thread roles: every method runs on the calling tool's thread; listeners too, synchronously. The approver is
+ * called on a {@code codeexec-approval-N} thread while the calling thread waits, with a bound and no lock held, so
+ * that neither a pending stage nor an approver blocked in {@code review} can hold a call longer than the approval
+ * timeout.
  */
 final class ToolGovernance {
 
@@ -72,6 +77,7 @@ final class ToolGovernance {
     private final CommandGate gate;
     private final BiFunction<Engine, String, Optional<Workspace>> existingWorkspace;
     private final AtomicLong runIds = new AtomicLong();
+    private ExecutorService approvalThreads;
     /** Background sessions whose start was reported, by the tools' id: their end is reported once. */
     private final Map<String, Long> sessionStarts = new ConcurrentHashMap<>();
 
@@ -119,29 +125,35 @@ final class ToolGovernance {
         return changes;
     }
 
+    /**
+     * Asks on an approval thread and waits on the calling one, so that the bound holds even for an approver that
+     * blocks inside {@code review} instead of returning a pending stage: on time-out the stage is cancelled and the
+     * blocked approval thread interrupted.
+     */
     private ApprovalDecision await(ApprovalRequest request) {
+        long deadline = System.nanoTime() + approvalTimeout.toNanos();
+        Future<CompletionStage<ApprovalDecision>> asked = null;
         CompletableFuture<ApprovalDecision> future = null;
         try {
-            CompletionStage<ApprovalDecision> stage = approver.review(request);
+            asked = approvalThreads().submit(() -> approver.review(request));
+            CompletionStage<ApprovalDecision> stage = asked.get(approvalTimeout.toNanos(), TimeUnit.NANOSECONDS);
             if (stage == null) {
                 throw new IllegalStateException("the approver returned null instead of a CompletionStage");
             }
             future = stage.toCompletableFuture();
-            ApprovalDecision d = future.get(approvalTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            ApprovalDecision d = future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (d == null) {
                 throw new IllegalStateException("the approver decided null");
             }
             return d;
         } catch (TimeoutException e) {
-            future.cancel(false);
-            log.warn("{} in conversation '{}': no approval within {} s; the call is refused", request.toolName(),
-                    request.conversationId(), approvalTimeout.toSeconds());
+            cancel(asked, future);
+            log.warn("{} in conversation '{}': no approval within {}; the call is refused", request.toolName(),
+                    request.conversationId(), seconds(approvalTimeout));
             throw notApproved("no approval came within " + seconds(approvalTimeout) + ", so the call was refused");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            if (future != null) {
-                future.cancel(false);
-            }
+            cancel(asked, future);
             throw notApproved("the wait for approval was interrupted, so the call was refused");
         } catch (CancellationException e) {
             throw notApproved("the approval was cancelled, so the call was refused");
@@ -150,6 +162,35 @@ final class ToolGovernance {
             log.error("{} in conversation '{}': the approver failed; the call is refused", request.toolName(),
                     request.conversationId(), cause);
             throw notApproved("the approval check failed, so the call was refused");
+        }
+    }
+
+    private static void cancel(Future<?> asked, CompletableFuture<?> answer) {
+        if (asked != null) {
+            asked.cancel(true);
+        }
+        if (answer != null) {
+            answer.cancel(false);
+        }
+    }
+
+    /** The threads that call the approver, created with the first approval: daemons, since a wait never outlives its call. */
+    private synchronized ExecutorService approvalThreads() {
+        if (approvalThreads == null) {
+            AtomicLong n = new AtomicLong();
+            approvalThreads = Executors.newCachedThreadPool(r -> {
+                Thread t = new Thread(r, "codeexec-approval-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return approvalThreads;
+    }
+
+    /** Stops the approval threads; approvals still waiting are interrupted (their calls are denied). */
+    synchronized void close() {
+        if (approvalThreads != null) {
+            approvalThreads.shutdownNow();
         }
     }
 

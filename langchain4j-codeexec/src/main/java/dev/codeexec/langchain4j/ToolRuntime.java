@@ -156,7 +156,11 @@ final class ToolRuntime implements AutoCloseable {
         try {
             sessions.close();
         } finally {
-            workspaces.close();
+            try {
+                workspaces.close();
+            } finally {
+                governance.close();
+            }
         }
     }
 }

@@ -227,6 +227,27 @@ class ApprovalIT {
     }
 
     @Test
+    void should_deny_when_an_approver_blocks_in_review_and_interrupt_it() throws Exception {
+        CountDownLatch never = new CountDownLatch(1);
+        CountDownLatch interrupted = new CountDownLatch(1);
+        build(CodeExecution.builder().engine(engine).approvalTimeout(Duration.ofMillis(200))
+                .approver(ExecutionApprover.of(r -> {
+                    try {
+                        never.await();
+                    } catch (InterruptedException e) {
+                        interrupted.countDown();
+                    }
+                    return ApprovalDecision.allow();
+                })));
+
+        ToolExecutionResult r = call("c1", "workspace_exec", "{\"command\":\"touch work/blocked-marker\"}");
+
+        assertThat(r.resultText()).startsWith("error: not approved: no approval came within 200 ms");
+        assertThat(interrupted.await(60, TimeUnit.SECONDS)).as("the blocked approver was interrupted").isTrue();
+        assertThat(exists("blocked-marker")).isFalse();
+    }
+
+    @Test
     void should_deny_with_a_clear_result_when_the_approver_throws_fails_or_answers_null() {
         List<ExecutionApprover> broken = List.of(
                 r -> {
