@@ -34,6 +34,7 @@ class ArchitectureTest {
         "dev.codeexec.workspace..",
         "dev.codeexec.artifact..",
         "dev.codeexec.policy..",
+        "dev.codeexec.governance..",
         "dev.codeexec.local..",
         "dev.codeexec.spi..",
         "dev.codeexec.internal..",
@@ -51,6 +52,7 @@ class ArchitectureTest {
     /** What applications program against. */
     static final String[] PUBLIC_API_PACKAGES = {
         ROOT, "dev.codeexec.engine..", "dev.codeexec.artifact..", "dev.codeexec.policy..",
+        "dev.codeexec.governance..",
     };
 
     @ArchTest
@@ -77,6 +79,13 @@ class ArchitectureTest {
     static final ArchRule no_backend_library_in_core = noClasses()
             .should().dependOnClassesThat().resideInAnyPackage("com.github.dockerjava..", "org.zeromq..", "zmq..")
             .because("docker-java and jeromq belong in the container and jupyter modules");
+
+    @ArchTest
+    static final ArchRule only_the_metrics_package_uses_micrometer = noClasses()
+            .that().resideOutsideOfPackage("dev.codeexec.governance.micrometer..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.micrometer..", "dev.codeexec.governance.micrometer..")
+            .because("Micrometer is optional: nothing but the metrics listener may need it, and nothing may load that "
+                    + "listener implicitly");
 
     /**
      * One slice per top-level package under {@code dev.codeexec}, and one for the root package itself, which

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -46,10 +47,17 @@ final class BackgroundSessions implements AutoCloseable {
     private final Map<String, Entry> sessions = new ConcurrentHashMap<>();
     private final LongSupplier nanoClock;
     private final Duration ttl;
+    private final Consumer<Entry> onRemoved;
 
     BackgroundSessions(Duration ttl, LongSupplier nanoClock) {
+        this(ttl, nanoClock, e -> { });
+    }
+
+    /** @param onRemoved told after a session was let go of and closed (killed, reaped, its conversation closed) */
+    BackgroundSessions(Duration ttl, LongSupplier nanoClock, Consumer<Entry> onRemoved) {
         this.ttl = ttl;
         this.nanoClock = nanoClock;
+        this.onRemoved = onRemoved;
     }
 
     int countFor(Engine engine, String key) {
@@ -97,8 +105,15 @@ final class BackgroundSessions implements AutoCloseable {
     }
 
     void remove(Entry e) {
-        sessions.remove(e.id, e);
-        e.session.close();
+        if (sessions.remove(e.id, e)) {
+            try {
+                e.session.close();
+            } finally {
+                onRemoved.accept(e);
+            }
+        } else {
+            e.session.close();
+        }
     }
 
     /** Closes sessions whose program has exited and that nobody polled for the TTL. */

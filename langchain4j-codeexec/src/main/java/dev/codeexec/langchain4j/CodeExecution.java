@@ -3,6 +3,8 @@ package dev.codeexec.langchain4j;
 import dev.codeexec.CodeLanguage;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.governance.ExecutionApprover;
+import dev.codeexec.governance.ExecutionListener;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.EnvironmentScrubber;
 import dev.langchain4j.code.CodeExecutionEngine;
@@ -12,10 +14,13 @@ import dev.langchain4j.service.tool.ToolArgumentsErrorHandler;
 import dev.langchain4j.service.tool.ToolErrorHandlerResult;
 import dev.langchain4j.service.tool.ToolProvider;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -100,6 +105,9 @@ public final class CodeExecution implements AutoCloseable {
     /** {@value}: code blocks run by the response processor per user message before it stops promoting them. */
     public static final int DEFAULT_MAX_CODE_BLOCK_RUNS_PER_TURN = 3;
 
+    /** {@value} seconds: how long a call waits for the approver's answer before it is denied. */
+    public static final int DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300;
+
     private final ToolRuntime runtime;
     private final CodeBlockMode codeBlockMode;
     private final int maxCodeBlockRunsPerTurn;
@@ -140,8 +148,12 @@ public final class CodeExecution implements AutoCloseable {
                 : new CommandGate(b.commandPolicy, b.environmentScrubber != null ? b.environmentScrubber
                         : EnvironmentScrubber.defaults(), b.policyPath != null ? b.policyPath : DEFAULT_POLICY_PATH);
         this.policy = gate != null;
+        Duration approvalTimeout = b.approvalTimeout != null ? b.approvalTimeout
+                : Duration.ofSeconds(DEFAULT_APPROVAL_TIMEOUT_SECONDS);
+        positive(approvalTimeout, "approvalTimeout");
         this.runtime = new ToolRuntime(engine, b.artifactService,
-                b.artifactScope != null ? b.artifactScope : ArtifactScope.perConversation(), gate, s);
+                b.artifactScope != null ? b.artifactScope : ArtifactScope.perConversation(), gate, s, b.approver,
+                approvalTimeout, b.listeners);
         this.codeBlockMode = Boolean.FALSE.equals(b.autoExecute) ? CodeBlockMode.OFF
                 : b.codeBlockMode != null ? b.codeBlockMode : CodeBlockMode.RESULT_TO_MODEL;
         this.maxCodeBlockRunsPerTurn = b.maxCodeBlockRunsPerTurn != null ? b.maxCodeBlockRunsPerTurn
@@ -346,6 +358,9 @@ public final class CodeExecution implements AutoCloseable {
         private boolean idleTtlSet;
         private final Map<WorkspaceTool, String> names = new EnumMap<>(WorkspaceTool.class);
         private Set<WorkspaceTool> tools;
+        private ExecutionApprover approver;
+        private Duration approvalTimeout;
+        private final List<ExecutionListener> listeners = new ArrayList<>();
 
         private Builder() {
         }
@@ -573,10 +588,47 @@ public final class CodeExecution implements AutoCloseable {
         }
 
         /**
+         * Asks {@code approver} before every command, code snippet, file write, artifact stage and artifact save of
+         * the tools and the response processor, after the arguments were validated and the command policy accepted
+         * them; a denied call runs nothing and the model reads why. Default none: everything the policy and the
+         * engine allow runs. See {@link ExecutionApprover} and {@code docs/approval.md}.
+         */
+        public Builder approver(ExecutionApprover approver) {
+            this.approver = approver;
+            return this;
+        }
+
+        /**
+         * How long a call waits for the approver's answer; then it is denied. Default
+         * {@value CodeExecution#DEFAULT_APPROVAL_TIMEOUT_SECONDS} seconds.
+         */
+        public Builder approvalTimeout(Duration timeout) {
+            this.approvalTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * Adds a listener for the tools' {@link dev.codeexec.governance.ExecutionEvent}s (workspaces, runs, sessions,
+         * files, artifacts, refusals), for example {@link dev.codeexec.governance.AuditLogListener}. Listeners are
+         * called in the order added; one that throws never breaks a run. See {@code docs/events.md}.
+         */
+        public Builder listener(ExecutionListener listener) {
+            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /** Adds each of these listeners, as {@link #listener(ExecutionListener)} does. */
+        public Builder listeners(Collection<? extends ExecutionListener> listeners) {
+            listeners.forEach(this::listener);
+            return this;
+        }
+
+        /**
          * Builds it.
          *
          * @throws NullPointerException     when no engine was set
-         * @throws IllegalArgumentException when a limit is not positive, or tool names collide
+         * @throws IllegalArgumentException when a limit or the approval timeout is not positive, or tool names
+         *                                  collide
          */
         public CodeExecution build() {
             return new CodeExecution(this);

@@ -51,6 +51,11 @@ final class CommandGate {
         return parsed.toShellScript();
     }
 
+    /** The parsed command the policy accepts for {@code commandLine}, for the approver. */
+    ParsedCommand parse(String commandLine) {
+        return policy.check(commandLine);
+    }
+
     /**
      * Fails closed on an engine that cannot start programs from a clean environment, which every policy run needs.
      *

@@ -2,11 +2,13 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.governance.ExecutionEvent;
 import dev.codeexec.workspace.WorkspaceRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -18,17 +20,40 @@ import java.util.function.Function;
 final class ConversationWorkspaces implements AutoCloseable {
 
     private final Duration idleTtl;
+    private final ToolGovernance governance;
     private final Map<Engine, WorkspaceRegistry> registries = new ConcurrentHashMap<>();
 
-    /** @param idleTtl workspaces idle this long are removed; null keeps them until closed */
-    ConversationWorkspaces(Duration idleTtl) {
+    /**
+     * @param idleTtl    workspaces idle this long are removed; null keeps them until closed
+     * @param governance told when a workspace is created or removed
+     */
+    ConversationWorkspaces(Duration idleTtl, ToolGovernance governance) {
         this.idleTtl = idleTtl;
+        this.governance = governance;
     }
 
-    /** Runs {@code fn} holding the workspace's lock; creates the workspace first when the key has none. */
-    <T> T withWorkspace(Engine engine, String key, Function<Workspace, T> fn) {
-        return registries.computeIfAbsent(engine, e -> WorkspaceRegistry.builder(e).idleTtl(idleTtl).build())
-                .withWorkspace(key, fn);
+    /**
+     * Runs {@code fn} holding the workspace's lock; creates the workspace first when the key has none.
+     *
+     * @param toolName the tool whose call this is, or null for application code
+     */
+    <T> T withWorkspace(Engine engine, String key, String toolName, Function<Workspace, T> fn) {
+        return registry(engine).withWorkspace(key, ws -> governance.workspaceCreated(engine, key, toolName, ws), fn);
+    }
+
+    /** The key's workspace on {@code engine} if it exists; never creates one. */
+    Optional<Workspace> find(Engine engine, String key) {
+        WorkspaceRegistry r = registries.get(engine);
+        return r == null ? Optional.empty() : r.find(key);
+    }
+
+    private WorkspaceRegistry registry(Engine engine) {
+        return registries.computeIfAbsent(engine, e -> WorkspaceRegistry.builder(e).idleTtl(idleTtl)
+                .removalListener((key, ws, why) -> governance.workspaceRemoved(e, key, ws, switch (why) {
+                    case CLOSED -> ExecutionEvent.WorkspaceClosed.Reason.CLOSED;
+                    case IDLE -> ExecutionEvent.WorkspaceClosed.Reason.IDLE;
+                    case GONE -> ExecutionEvent.WorkspaceClosed.Reason.GONE;
+                })).build());
     }
 
     /** Removes the conversation's workspaces (on every engine). */

@@ -62,7 +62,7 @@ final class ExecTool implements ToolHandler {
         }
         return workspaces.inWorkspaceKeepingListing(call, ws -> {
             Map<String, Long> before = listings.before(call, ws);
-            RunResult r = call.engine().runner().runProgram(ws, spec);
+            RunResult r = call.runProgram(ws, spec);
             ChangedFiles changed = listings.changedSince(call, ws, before);
             return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(),
                     r.timedOut(), r.truncated(), r.duration(), changed);

@@ -58,8 +58,7 @@ final class ExecuteCodeTool implements ToolHandler {
         return workspaces.inWorkspace(call, ws -> {
             Map<String, Long> before = listings.before(call, ws);
             long start = System.nanoTime();
-            CodeExecutionResult r = call.engine().executeCode(ws, new CodeExecutionInput(List.of(block), call.key(),
-                    timeout));
+            CodeExecutionResult r = call.executeCode(ws, new CodeExecutionInput(List.of(block), call.key(), timeout));
             Duration took = Duration.ofNanos(System.nanoTime() - start);
             ChangedFiles changed = listings.changedSince(call, ws, before);
             return ToolResult.ofRun(ResultText.code(r, took, settings.maxOutputBytes(), changed), r.exitCode(),
@@ -84,8 +83,7 @@ final class ExecuteCodeTool implements ToolHandler {
                 lang.fileMode())));
         RunProgramSpec.Builder spec = policyScript != null ? RunProgramSpec.builder("sh").args("-c", policyScript)
                 : RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file);
-        RunResult r = call.engine().runner().runProgram(ws, spec.cwd("work").cleanEnv(true).timeout(timeout)
-                .build());
+        RunResult r = call.runProgram(ws, spec.cwd("work").cleanEnv(true).timeout(timeout).build());
         ChangedFiles changed = listings.changedSince(call, ws, before);
         return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(), r.timedOut(),
                 r.truncated(), r.duration(), changed);

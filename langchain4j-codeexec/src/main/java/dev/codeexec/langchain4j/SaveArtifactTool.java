@@ -22,6 +22,11 @@ final class SaveArtifactTool implements ToolHandler {
         this.artifacts = artifacts;
     }
 
+    /** The artifact name of a save: the model's {@code name}, else the file's name. */
+    static String artifactName(String path, String name) {
+        return name == null || name.isBlank() ? path.substring(path.lastIndexOf('/') + 1) : name.strip();
+    }
+
     @Override
     public ToolResult handle(ToolCall call, ToolArguments args) {
         String path = ToolPaths.normalizeFile(args.requiredString("path"), "path");
@@ -32,8 +37,7 @@ final class SaveArtifactTool implements ToolHandler {
             throw new InvalidArgument("'path' must be a file under work/, out/ or runs/, got "
                     + ToolArguments.echo(path));
         }
-        String name = args.string("name");
-        String artifactName = name == null || name.isBlank() ? path.substring(path.lastIndexOf('/') + 1) : name.strip();
+        String artifactName = artifactName(path, args.string("name"));
         if (!ArtifactScope.isRelativeName(artifactName)) {
             throw new InvalidArgument("'name' must be a relative artifact name such as 'report.csv' or 'q1/report.csv'"
                     + " (no empty, '.' or '..' segment), got " + ToolArguments.echo(artifactName));

@@ -31,7 +31,7 @@ final class SessionCalls {
                     + BackgroundSessions.MAX_PER_WORKSPACE + " background sessions; stop one with "
                     + settings.name(WorkspaceTool.KILL_SESSION) + " first. Nothing was started.");
         }
-        BackgroundSessions.Entry e = sessions.register(call.engine(), call.key(), runner.startProgram(ws, spec));
+        BackgroundSessions.Entry e = sessions.register(call.engine(), call.key(), call.startSession(runner, ws, spec));
         return poll(e, yield, null);
     }
 

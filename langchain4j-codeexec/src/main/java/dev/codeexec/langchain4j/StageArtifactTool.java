@@ -25,13 +25,16 @@ final class StageArtifactTool implements ToolHandler {
         this.artifacts = artifacts;
     }
 
+    /** Where an artifact is staged: the model's {@code to}, else {@code work/inputs/<its file name>}. */
+    static String target(ArtifactRef ref, String to) {
+        String base = ref.name().substring(ref.name().lastIndexOf('/') + 1);
+        return to == null || to.isBlank() ? AttachmentStager.INPUTS + "/" + base : ToolPaths.normalizeFile(to, "to");
+    }
+
     @Override
     public ToolResult handle(ToolCall call, ToolArguments args) {
         ArtifactRef ref = ref(args.requiredString("ref", "artifact", "name").strip());
-        String base = ref.name().substring(ref.name().lastIndexOf('/') + 1);
-        String to = args.string("to", "path");
-        String target = to == null || to.isBlank() ? AttachmentStager.INPUTS + "/" + base
-                : ToolPaths.normalizeFile(to, "to");
+        String target = target(ref, args.string("to", "path"));
         if (!ToolPaths.under(target, "work")) {
             throw new InvalidArgument("'to' must be under work/ (inputs belong in work/inputs), got "
                     + ToolArguments.echo(target));
@@ -66,7 +69,7 @@ final class StageArtifactTool implements ToolHandler {
     }
 
     /** The model's reference, checked: an {@code artifact://} reference with a relative name. */
-    private static ArtifactRef ref(String raw) {
+    static ArtifactRef ref(String raw) {
         if (raw.contains("://") && !ArtifactRef.isArtifactRef(raw)) {
             throw new InvalidArgument("'ref' must be an artifact reference such as artifact://report.csv@2, got "
                     + ToolArguments.echo(raw));

@@ -22,18 +22,27 @@ final class ToolCallResolver {
 
     private final Engine defaultEngine;
     private final boolean requireMemoryId;
+    private final ToolGovernance governance;
     private final AtomicBoolean warnedSharedWorkspace = new AtomicBoolean();
 
-    ToolCallResolver(Engine defaultEngine, boolean requireMemoryId) {
+    ToolCallResolver(Engine defaultEngine, boolean requireMemoryId, ToolGovernance governance) {
         this.defaultEngine = defaultEngine;
         this.requireMemoryId = requireMemoryId;
+        this.governance = governance;
+    }
+
+    /** The engine a call with this context runs on: the invocation's override, else the configured one. */
+    Engine engine(InvocationContext ctx) {
+        InvocationParameters params = ctx == null ? null : ctx.invocationParameters();
+        Object e = params == null ? null : params.get(CodeExecution.ENGINE_PARAMETER);
+        return e instanceof Engine override ? override : defaultEngine;
     }
 
     /**
      * @throws ToolRefusal {@code memory_id_required} when the call has no conversation and the application forbids
      *                     the shared workspace
      */
-    ToolCall resolve(InvocationContext ctx) {
+    ToolCall resolve(InvocationContext ctx, WorkspaceTool tool, ToolArguments args) {
         InvocationParameters params = ctx == null ? null : ctx.invocationParameters();
         Engine engine = engine(params);
         String key = null;
@@ -57,7 +66,7 @@ final class ToolCallResolver {
             UUID id = ctx.invocationId();
             invocation = id == null ? null : id.toString();
         }
-        return new ToolCall(engine, key, user, invocation);
+        return new ToolCall(engine, key, user, invocation, tool, args, governance);
     }
 
     /** The engine of an invocation: {@link CodeExecution#ENGINE_PARAMETER} when it holds one, else the configured. */

@@ -19,6 +19,8 @@ enum ToolErrorKind {
     PATH_ESCAPE,
     /** A configured policy refused the request: do not retry it unchanged. */
     POLICY,
+    /** The application's approver did not approve the call (denied, no answer in time, or it failed). */
+    NOT_APPROVED,
     /** A background session of the workspace holds it: poll or kill the session, then retry. */
     BUSY,
     /** The engine or application cannot do it (no sessions, no clean environment, no artifact store). */

@@ -4,12 +4,15 @@ import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.governance.ExecutionApprover;
+import dev.codeexec.governance.ExecutionListener;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.invocation.InvocationContext;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -36,18 +39,26 @@ final class ToolRuntime implements AutoCloseable {
     private final CommandSpecs commands;
     private final ToolArtifacts artifacts;
     private final ToolErrors errors;
+    private final ToolGovernance governance;
     private final Map<WorkspaceTool, ToolHandler> handlers = new EnumMap<>(WorkspaceTool.class);
 
-    /** @param gate the command policy's gate, or null without a policy */
+    /**
+     * @param gate     the command policy's gate, or null without a policy
+     * @param approver the approver, or null to approve everything without asking
+     */
     ToolRuntime(Engine engine, ArtifactService artifacts, ArtifactScope artifactScope, CommandGate gate,
-                ToolSettings settings) {
+                ToolSettings settings, ExecutionApprover approver, Duration approvalTimeout,
+                List<ExecutionListener> listeners) {
         this.defaultEngine = engine;
         this.settings = settings;
-        this.resolver = new ToolCallResolver(engine, settings.requireMemoryId());
-        this.sessions = new BackgroundSessions(settings.sessionTtl(), System::nanoTime);
+        // The workspaces are read lazily: the governance is built first because the workspaces report to it.
+        this.governance = new ToolGovernance(approver, approvalTimeout, listeners, settings, gate,
+                this::existingWorkspace);
+        this.resolver = new ToolCallResolver(engine, settings.requireMemoryId(), governance);
+        this.sessions = new BackgroundSessions(settings.sessionTtl(), System::nanoTime, governance::sessionRemoved);
         RunListings listings = new RunListings(settings.reportChangedFiles(), sessions);
-        this.workspaces = new ToolWorkspaces(new ConversationWorkspaces(settings.workspaceIdleTtl()),
-                new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), listings);
+        this.workspaces = new ToolWorkspaces(new ConversationWorkspaces(settings.workspaceIdleTtl(), governance),
+                new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), listings, settings);
         this.commands = new CommandSpecs(gate, settings.inheritEnvironment());
         this.artifacts = new ToolArtifacts(artifacts, artifactScope, settings.maxArtifactBytes());
         this.errors = new ToolErrors(settings, sessions);
@@ -63,6 +74,10 @@ final class ToolRuntime implements AutoCloseable {
         handlers.put(WorkspaceTool.STAGE_ARTIFACT, new StageArtifactTool(workspaces, this.artifacts));
     }
 
+    private Optional<Workspace> existingWorkspace(Engine engine, String key) {
+        return workspaces.find(engine, key);
+    }
+
     ToolSettings settings() {
         return settings;
     }
@@ -71,19 +86,27 @@ final class ToolRuntime implements AutoCloseable {
         return defaultEngine;
     }
 
-    /** Runs one tool call; never throws for anything the model or the engine did. */
+    /**
+     * Runs one tool call; never throws for anything the model or the engine did. Every call passes here, and through
+     * {@link ToolGovernance}: approved in the workspace step, its runs reported by {@link ToolCall}, its outcome
+     * (refusal, file, artifact, session) reported here.
+     */
     ToolResult call(WorkspaceTool tool, ToolArguments args, InvocationContext ctx) {
         ToolCall call = null;
+        ToolResult result;
         try {
             if (!settings.enabled().contains(tool)) {
-                return ToolResult.error(ToolErrorKind.TOOL_DISABLED, "the tool '" + settings.name(tool)
+                result = ToolResult.error(ToolErrorKind.TOOL_DISABLED, "the tool '" + settings.name(tool)
                         + "' is not enabled in this application");
+            } else {
+                call = resolver.resolve(ctx, tool, args);
+                result = handlers.get(tool).handle(call, args);
             }
-            call = resolver.resolve(ctx);
-            return handlers.get(tool).handle(call, args);
         } catch (RuntimeException e) {
-            return errors.toResult(tool, call, e);
+            result = errors.toResult(tool, call, e);
         }
+        governance.afterCall(tool, call, call != null ? call.engine() : resolver.engine(ctx), result);
+        return result;
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -143,7 +166,11 @@ final class ToolRuntime implements AutoCloseable {
         try {
             sessions.close();
         } finally {
-            workspaces.close();
+            try {
+                workspaces.close();
+            } finally {
+                governance.close();
+            }
         }
     }
 }

@@ -4,6 +4,7 @@ import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.Workspace;
 import dev.langchain4j.data.message.UserMessage;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -17,11 +18,14 @@ final class ToolWorkspaces implements AutoCloseable {
     private final ConversationWorkspaces workspaces;
     private final InvocationAttachments attachments;
     private final RunListings listings;
+    private final ToolSettings settings;
 
-    ToolWorkspaces(ConversationWorkspaces workspaces, InvocationAttachments attachments, RunListings listings) {
+    ToolWorkspaces(ConversationWorkspaces workspaces, InvocationAttachments attachments, RunListings listings,
+                   ToolSettings settings) {
         this.workspaces = workspaces;
         this.attachments = attachments;
         this.listings = listings;
+        this.settings = settings;
     }
 
     /** Runs a call that may change files on the conversation's workspace, under its lock. */
@@ -38,7 +42,10 @@ final class ToolWorkspaces implements AutoCloseable {
     }
 
     private ToolResult inWorkspace(ToolCall call, boolean keepsListing, Function<Workspace, ToolResult> fn) {
-        return workspaces.withWorkspace(call.engine(), call.key(), ws -> {
+        // The one place every call that runs or changes something passes after its handler validated it: asked here,
+        // before the lock, a call waiting for its approval holds up nothing but itself.
+        call.review();
+        return workspaces.withWorkspace(call.engine(), call.key(), toolName(call), ws -> {
             List<AttachmentStager.Staged> staged = attachments.stageOnce(call, ws);
             if (staged != null || !keepsListing) {
                 listings.forget(ws);
@@ -49,9 +56,18 @@ final class ToolWorkspaces implements AutoCloseable {
         });
     }
 
+    private String toolName(ToolCall call) {
+        return settings.name(call.tool());
+    }
+
+    /** The key's workspace on {@code engine} if it exists; never creates one. */
+    Optional<Workspace> find(Engine engine, String key) {
+        return workspaces.find(engine, key);
+    }
+
     /** Runs {@code fn} on a workspace under its lock, without staging; for application code. */
     <T> T withWorkspace(Engine engine, String key, Function<Workspace, T> fn) {
-        return workspaces.withWorkspace(engine, key, ws -> {
+        return workspaces.withWorkspace(engine, key, null, ws -> {
             listings.forget(ws);
             return fn.apply(ws);
         });

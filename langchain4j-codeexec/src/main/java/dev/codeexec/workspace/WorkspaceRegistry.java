@@ -9,12 +9,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -44,6 +46,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
     private final Duration idleTtl;
     private final LongSupplier nanoClock;
     private final boolean serialCalls;
+    private final RemovalListener removalListener;
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -54,6 +57,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
         this.idleTtl = b.idleTtl;
         this.nanoClock = b.nanoClock == null ? System::nanoTime : b.nanoClock;
         this.serialCalls = b.serialCalls;
+        this.removalListener = b.removalListener != null ? b.removalListener : (k, ws, why) -> { };
         if (idleTtl != null && b.startReaper) {
             long period = Math.max(1000, idleTtl.toMillis() / 2);
             this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -82,6 +86,16 @@ public final class WorkspaceRegistry implements AutoCloseable {
      * needed.
      */
     public <T> T withWorkspace(String key, Function<Workspace, T> action) {
+        return withWorkspace(key, ws -> { }, action);
+    }
+
+    /**
+     * Like {@link #withWorkspace(String, Function)}, calling {@code onCreated} when this call created the workspace:
+     * on the calling thread, holding the key's lock, before {@code action}. A failure of {@code onCreated} is logged
+     * and does not stop the call.
+     */
+    public <T> T withWorkspace(String key, Consumer<Workspace> onCreated, Function<Workspace, T> action) {
+        Objects.requireNonNull(onCreated, "onCreated");
         while (true) {
             requireOpen(key);
             Entry e = entry(key);
@@ -95,6 +109,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
                 }
                 if (e.workspace == null) {
                     e.workspace = engine.manager().createWorkspace(key, policy);
+                    notify(() -> onCreated.accept(e.workspace));
                 }
                 e.lastUsed = nanoClock.getAsLong();
                 if (!serialCalls) {
@@ -112,7 +127,11 @@ public final class WorkspaceRegistry implements AutoCloseable {
                 try {
                     return action.apply(e.workspace);
                 } catch (WorkspaceGoneException gone) {
+                    Workspace lost = e.workspace;
                     e.workspace = null;
+                    if (lost != null) {
+                        notify(() -> removalListener.removed(key, lost, Removal.GONE));
+                    }
                     throw gone;
                 } finally {
                     e.lastUsed = nanoClock.getAsLong();
@@ -128,6 +147,12 @@ public final class WorkspaceRegistry implements AutoCloseable {
             throw new WorkspaceGoneException("the workspace registry is closed; no workspace for '" + key
                     + "' can be used");
         }
+    }
+
+    /** The key's workspace if it has one now; never creates one, and takes no lock. */
+    public Optional<Workspace> find(String key) {
+        Entry e = key == null ? null : entries.get(key);
+        return e == null || e.removed ? Optional.empty() : Optional.ofNullable(e.workspace);
     }
 
     /** The key's workspace, created if needed (without holding its lock afterwards). */
@@ -168,7 +193,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
                     && e.lock.tryLock()) {
                 try {
                     if (now - e.lastUsed > idleTtl.toNanos() && entries.remove(en.getKey(), e)) {
-                        cleanupLocked(e);
+                        cleanupLocked(e, Removal.IDLE);
                         n++;
                     }
                 } finally {
@@ -217,25 +242,54 @@ public final class WorkspaceRegistry implements AutoCloseable {
         if (key == null || key.isBlank()) {
             throw new InvalidSpecException("workspace key must not be blank");
         }
-        return entries.computeIfAbsent(key, k -> new Entry());
+        return entries.computeIfAbsent(key, Entry::new);
     }
 
     private void remove(Entry e) {
         e.lock.lock();
         try {
-            cleanupLocked(e);
+            cleanupLocked(e, Removal.CLOSED);
         } finally {
             e.lock.unlock();
         }
     }
 
-    private void cleanupLocked(Entry e) {
+    private void cleanupLocked(Entry e, Removal why) {
         e.removed = true;
         Workspace ws = e.workspace;
         e.workspace = null;
         if (ws != null) {
-            engine.manager().cleanup(ws);
+            try {
+                engine.manager().cleanup(ws);
+            } finally {
+                notify(() -> removalListener.removed(e.key, ws, why));
+            }
         }
+    }
+
+    /** Runs a listener; its failure is logged, never passed on: the registry's bookkeeping is done already. */
+    private static void notify(Runnable listener) {
+        try {
+            listener.run();
+        } catch (RuntimeException ex) {
+            LOG.warn("workspace registry listener failed", ex);
+        }
+    }
+
+    /** Why a workspace left the registry. */
+    public enum Removal {
+        /** {@link #close(String)}, {@link #closeAll()} or {@link #close()}. */
+        CLOSED,
+        /** Unused for the idle TTL ({@link #reapIdle()}). */
+        IDLE,
+        /** A call found it gone ({@link WorkspaceGoneException}); the key gets a new one on its next call. */
+        GONE
+    }
+
+    /** Told when a workspace leaves the registry. Called with the key's lock held: keep it short. */
+    @FunctionalInterface
+    public interface RemovalListener {
+        void removed(String key, Workspace workspace, Removal why);
     }
 
     private void reapQuietly() {
@@ -250,12 +304,17 @@ public final class WorkspaceRegistry implements AutoCloseable {
     }
 
     private static final class Entry {
+        final String key;
         final ReentrantLock lock = new ReentrantLock(true);
         volatile Workspace workspace;
         volatile long lastUsed;
         volatile boolean removed;
         /** Calls running without the lock (when calls are not serial). */
         final java.util.concurrent.atomic.AtomicInteger active = new java.util.concurrent.atomic.AtomicInteger();
+
+        Entry(String key) {
+            this.key = key;
+        }
     }
 
     /** Builder for {@link WorkspaceRegistry}. */
@@ -266,9 +325,16 @@ public final class WorkspaceRegistry implements AutoCloseable {
         private LongSupplier nanoClock;
         private boolean startReaper = true;
         private boolean serialCalls = true;
+        private RemovalListener removalListener;
 
         private Builder(Engine engine) {
             this.engine = engine;
+        }
+
+        /** Told whenever a workspace is removed (closed, reaped idle, found gone); default none. */
+        public Builder removalListener(RemovalListener listener) {
+            this.removalListener = listener;
+            return this;
         }
 
         /** How workspaces are created; default {@link WorkspacePolicy#DEFAULT}. */

@@ -1,0 +1,102 @@
+package dev.codeexec.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.codeexec.container.ContainerEngine;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.jupyter.JupyterEngine;
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.ToolCalls;
+import dev.codeexec.sandbox.SandboxEngine;
+import dev.codeexec.testing.Requirements;
+import dev.langchain4j.service.tool.ToolExecutionResult;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * Each real backend configured by properties alone, one command run through its tools. A backend this machine lacks is
+ * skipped with the reason (and fails in strict mode), as in the backends' own modules.
+ */
+class BackendPropertiesIT {
+
+    static final String IMAGE = System.getenv().getOrDefault("CODEEXEC_TEST_IMAGE", "codeexec-python:bookworm");
+
+    @TempDir
+    Path dir;
+
+    private ApplicationContextRunner runner(String... properties) {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(CodeExecAutoConfiguration.class))
+                .withPropertyValues("codeexec.artifacts.dir=" + dir.resolve("artifacts"), "codeexec.audit-log=false")
+                .withPropertyValues(properties);
+    }
+
+    private static String exec(CodeExecution codeExec, String command) {
+        ToolExecutionResult r = ToolCalls.call(codeExec, "c1", "workspace_exec", "{\"command\":\"" + command + "\"}");
+        assertThat(r.isError()).as(r.resultText()).isFalse();
+        return r.resultText();
+    }
+
+    @Test
+    void should_run_in_the_sandbox_configured_by_properties() {
+        Requirements.requireCommand("bwrap");
+        // The default sandbox root: a new folder below the system temporary directory, which the sandbox user can
+        // reach (a JUnit temporary folder is private to root).
+        runner("codeexec.backend=sandbox", "codeexec.sandbox.network=restricted").run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(Engine.class)).isInstanceOf(SandboxEngine.class);
+                    assertThat(ctx.getBean(Engine.class).describe().networkAllowed()).isFalse();
+                    assertThat(exec(ctx.getBean(CodeExecution.class), "echo from-sandbox")).contains("from-sandbox");
+                });
+    }
+
+    @Test
+    void should_run_in_a_jupyter_kernel_configured_by_properties() throws Exception {
+        Requirements.require(importsIpykernel("/usr/bin/python3"), "/usr/bin/python3 with ipykernel "
+                + "(Debian: apt-get install python3-ipykernel)");
+        runner("codeexec.backend=jupyter", "codeexec.jupyter.base-dir=" + dir.resolve("jupyter"),
+                "codeexec.jupyter.python=/usr/bin/python3").run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(Engine.class)).isInstanceOf(JupyterEngine.class);
+                    assertThat(exec(ctx.getBean(CodeExecution.class), "echo from-jupyter")).contains("from-jupyter");
+                });
+    }
+
+    @Test
+    void should_run_in_a_container_configured_by_properties() throws Exception {
+        Requirements.require(imagePresent(), "a Docker engine with the image " + IMAGE + " (./scripts/test builds it)");
+        runner("codeexec.backend=container", "codeexec.container.image=" + IMAGE,
+                "codeexec.container.memory-bytes=268435456").run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(Engine.class)).isInstanceOf(ContainerEngine.class);
+                    assertThat(exec(ctx.getBean(CodeExecution.class), "echo from-container")).contains("from-container");
+                });
+    }
+
+    private static boolean importsIpykernel(String python) throws Exception {
+        if (!java.nio.file.Files.isExecutable(Path.of(python))) {
+            return false;
+        }
+        Process p = new ProcessBuilder(python, "-c", "import ipykernel").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
+    }
+
+    private static boolean imagePresent() throws Exception {
+        String docker = Requirements.findCommand("docker");
+        if (docker == null) {
+            return false;
+        }
+        Process p = new ProcessBuilder(docker, "image", "inspect", IMAGE).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return false;
+        }
+        return p.exitValue() == 0;
+    }
+}

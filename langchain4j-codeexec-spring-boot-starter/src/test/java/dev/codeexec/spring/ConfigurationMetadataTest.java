@@ -1,0 +1,49 @@
+package dev.codeexec.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The metadata IDEs complete {@code codeexec.*} from: every property described, the closed value sets hinted. */
+class ConfigurationMetadataTest {
+
+    private static JsonNode read(String resource) throws Exception {
+        try (InputStream in = CodeExecProperties.class.getClassLoader().getResourceAsStream(resource)) {
+            assertThat(in).as(resource + " on the class path").isNotNull();
+            return new ObjectMapper().readTree(in);
+        }
+    }
+
+    @Test
+    void should_describe_every_property_and_hint_the_backends_profiles_and_network_modes() throws Exception {
+        JsonNode generated = read("META-INF/spring-configuration-metadata.json");
+        List<String> names = new ArrayList<>();
+        for (JsonNode p : generated.path("properties")) {
+            names.add(p.path("name").asText());
+            assertThat(p.path("description").asText()).as(p.path("name").asText() + " has a description")
+                    .isNotBlank();
+        }
+        assertThat(names).contains("codeexec.backend", "codeexec.default-timeout", "codeexec.approval-timeout",
+                "codeexec.artifacts.dir", "codeexec.policy.allow", "codeexec.sandbox.profile",
+                "codeexec.container.image", "codeexec.jupyter.python", "codeexec.local.base-dir");
+
+        List<String> hinted = new ArrayList<>();
+        for (JsonNode h : generated.path("hints")) {
+            hinted.add(h.path("name").asText());
+        }
+        assertThat(hinted).contains("codeexec.backend", "codeexec.sandbox.profile", "codeexec.sandbox.network");
+        JsonNode backend = null;
+        for (JsonNode h : generated.path("hints")) {
+            if (h.path("name").asText().equals("codeexec.backend")) {
+                backend = h;
+            }
+        }
+        assertThat(backend.path("values").findValuesAsText("value")).containsExactly("local", "sandbox", "container",
+                "jupyter", "e2b");
+    }
+}
