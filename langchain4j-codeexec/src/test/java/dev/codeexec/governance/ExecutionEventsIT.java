@@ -16,6 +16,8 @@ import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ToolCalls;
 import dev.codeexec.local.LocalEngine;
 import dev.codeexec.policy.CommandPolicy;
+import dev.codeexec.testing.ExpectedLog;
+import dev.langchain4j.invocation.InvocationContext;
 import dev.langchain4j.service.tool.ToolExecutionResult;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -150,7 +152,8 @@ class ExecutionEventsIT {
         call("workspace_exec", "{\"command\":\"ln -s /etc work/etc\"}");
         call("workspace_read_file", "{\"path\":\"work/etc/hostname\"}");
         call("workspace_write_file", "{\"path\":\"work/ok.txt\",\"content\":\"x\"}");
-        call("workspace_save_artifact", "{\"path\":\"work/ok.txt\"}");
+        // Without a store the provider does not offer the artifact tools; the @Tool face still answers, refusing.
+        codeExec.tools().workspaceSaveArtifact("work/ok.txt", null, InvocationContext.builder().chatMemoryId("c1").build());
 
         assertThat(events.of(Refusal.class)).extracting(Refusal::kind, Refusal::errorKind).containsExactly(
                 org.assertj.core.groups.Tuple.tuple(RefusalKind.POLICY, "policy"),
@@ -171,7 +174,11 @@ class ExecutionEventsIT {
         };
         build(CodeExecution.builder().engine(engine).listener(broken).listener(events));
 
-        ToolExecutionResult r = call("workspace_exec", "{\"command\":\"echo still-runs\"}");
+        ToolExecutionResult r;
+        try (ExpectedLog log = ExpectedLog.capture()) {
+            r = call("workspace_exec", "{\"command\":\"echo still-runs\"}");
+            assertThat(log.text()).contains("threw on a workspace_created event").contains("listener bug");
+        }
 
         assertThat(r.isError()).isFalse();
         assertThat(r.resultText()).contains("still-runs");
