@@ -318,6 +318,7 @@ final class EnvdFiles implements WorkspaceFiles {
         }
         String parent = resolveFrom(parentOf(path), path, true);
         if (!isDir(parent)) {
+            requireRoot(); // nothing there, unless the whole workspace is gone
             return Optional.empty();
         }
         return entryAt(join(parent, nameOf(path))).map(e -> new FileEntry(path, e.own(),

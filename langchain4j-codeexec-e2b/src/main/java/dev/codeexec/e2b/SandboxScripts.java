@@ -62,11 +62,11 @@ final class SandboxScripts {
      * as root, found by their parent in {@code /proc}. Arguments: parent-pid signal-name.
      */
     static final String SIGNAL = ""
-            + "set -f; pid=$1 sig=$2\n"
+            + "pid=$1 sig=$2\n"
             + "for d in /proc/[0-9]*; do\n"
             + "  read -r st 2>/dev/null < \"$d/stat\" || continue\n"
             + "  st=${st##*) }\n"
-            + "  set -- $st\n"
+            + "  set -f; set -- $st; set +f\n"
             + "  [ \"$2\" = \"$pid\" ] && kill -s \"$sig\" \"${d#/proc/}\" 2>/dev/null\n"
             + "done\n"
             + "exit 0\n";
