@@ -151,8 +151,22 @@ final class EnvdFiles implements WorkspaceFiles {
         }
     }
 
+    /** Connect codes envd answers for one request that failed (a name too long, a path it could not use). */
+    private static final java.util.Set<String> REQUEST_FAILURES = java.util.Set.of("internal", "invalid_argument",
+            "failed_precondition", "out_of_range", "unknown", "already_exists", "not_found", "aborted");
+
+    /**
+     * A failed request about a path: the sandbox gone stays gone, an outage stays {@link E2bApiException}, and envd
+     * refusing this one request is a {@link CodeExecException} that names the workspace path only.
+     */
     private RuntimeException failed(RuntimeException e, String what) {
-        return sandbox.failure(e, what);
+        RuntimeException f = sandbox.failure(e, what);
+        if (f instanceof E2bApiException api && !(f instanceof E2bAuthenticationException) && api.httpStatus() != 0
+                && REQUEST_FAILURES.contains(api.errorCode())) {
+            return new CodeExecException("could not " + what + " (the sandbox answered '" + api.errorCode() + "')",
+                    f);
+        }
+        return f;
     }
 
     private static boolean code(RuntimeException e, String code) {
@@ -579,9 +593,7 @@ final class EnvdFiles implements WorkspaceFiles {
             sandbox.envd.call("filesystem.Filesystem/Remove", req, Envd.ROOT, E2bHttp.Retry.TRANSIENT, what);
         } catch (RuntimeException e) {
             if (!code(e, "not_found")) {
-                RuntimeException f = failed(e, what);
-                throw f instanceof WorkspaceGoneException ? f
-                        : new CodeExecException("could not " + what + " (" + e.getMessage() + ")", e);
+                throw writeFailure(e, what);
             }
         }
     }
@@ -673,7 +685,8 @@ final class EnvdFiles implements WorkspaceFiles {
 
     private RuntimeException writeFailure(RuntimeException e, String what) {
         RuntimeException f = failed(e, what);
-        if (f instanceof WorkspaceGoneException || f instanceof InvalidSpecException) {
+        if (f instanceof WorkspaceGoneException || f instanceof InvalidSpecException
+                || f.getClass() == CodeExecException.class) {
             return f;
         }
         return new CodeExecException("could not " + what + " (" + f.getMessage() + ")", f);
