@@ -76,6 +76,8 @@ final class EnvdFiles implements WorkspaceFiles {
     private final String user;
     /** Workspace-relative directories found to be real directories, with their entry when seen as themselves. */
     private final Map<String, Entry> dirs = new HashMap<>();
+    /** What Stat answered for each workspace-relative path, present or absent, in this operation. */
+    private final Map<String, Optional<Entry>> seen = new HashMap<>();
 
     /**
      * @param root    the workspace's real path in the sandbox (no links in it)
@@ -173,8 +175,28 @@ final class EnvdFiles implements WorkspaceFiles {
         return e instanceof E2bApiException api && code.equals(api.errorCode());
     }
 
-    /** The entry at {@code rel} itself (envd's Stat is an lstat), or empty. */
+    /**
+     * The entry at {@code rel} itself (envd's Stat is an lstat), or empty. Remembered for the rest of this instance's
+     * operation (an operation of the core asks about the same paths several times), until this instance changes the
+     * workspace.
+     */
     private Optional<Entry> lstat(String rel) {
+        Optional<Entry> known = seen.get(rel);
+        if (known != null) {
+            return known;
+        }
+        Optional<Entry> e = fetch(rel);
+        seen.put(rel, e);
+        return e;
+    }
+
+    /** Forgets what this instance saw: after it changed the workspace. */
+    private void forget() {
+        seen.clear();
+        dirs.clear();
+    }
+
+    private Optional<Entry> fetch(String rel) {
         sandbox.requireAlive();
         ObjectNode req = Json.object();
         req.put("path", abs(rel));
@@ -528,6 +550,7 @@ final class EnvdFiles implements WorkspaceFiles {
                 for (int j = i; j < segs.length; j++) {
                     m = join(m, segs[j]);
                     dirs.put(m, null);
+                    seen.remove(m);
                 }
                 return made;
             }
@@ -581,8 +604,11 @@ final class EnvdFiles implements WorkspaceFiles {
         if (lstat(target).isEmpty()) {
             return;
         }
-        remove(abs(target), "delete '" + path + "'");
-        dirs.clear();
+        try {
+            remove(abs(target), "delete '" + path + "'");
+        } finally {
+            forget();
+        }
     }
 
     /** Remove is {@code os.RemoveAll} as root: links are removed, never followed; read-only trees go too. */
@@ -622,6 +648,14 @@ final class EnvdFiles implements WorkspaceFiles {
         if (files.isEmpty()) {
             return;
         }
+        try {
+            writeBatch(files);
+        } finally {
+            forget();
+        }
+    }
+
+    private void writeBatch(List<PutFile> files) {
         List<String> targets = new ArrayList<>();
         for (PutFile f : files) {
             check(f.path());
@@ -702,6 +736,14 @@ final class EnvdFiles implements WorkspaceFiles {
 
     @Override
     public void importTree(ImportSource source, String to, boolean readOnly) {
+        try {
+            importBatch(source, to, readOnly);
+        } finally {
+            forget();
+        }
+    }
+
+    private void importBatch(ImportSource source, String to, boolean readOnly) {
         check(to);
         if (to.equals(".")) {
             throw new InvalidSpecException("cannot import over the workspace root");
@@ -787,8 +829,6 @@ final class EnvdFiles implements WorkspaceFiles {
             RuntimeException f = writeFailure(e, what);
             removeQuietly(stage, f);
             throw f;
-        } finally {
-            dirs.clear();
         }
         if (r.exitCode() != 0) {
             throw new CodeExecException("could not import into '" + to + "' (status " + r.exitCode() + ", "
