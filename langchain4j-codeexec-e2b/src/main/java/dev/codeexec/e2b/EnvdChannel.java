@@ -49,6 +49,14 @@ final class EnvdChannel implements ProcessChannel {
     private static final Logger LOG = LoggerFactory.getLogger(EnvdChannel.class);
     private static final AtomicInteger THREADS = new AtomicInteger();
 
+    /** The stream readers, one per running program; idle ones are kept a minute for the next runs. */
+    private static final java.util.concurrent.ExecutorService READERS = java.util.concurrent.Executors
+            .newCachedThreadPool(r -> {
+                Thread t = new Thread(r, "codeexec-e2b-process-" + THREADS.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+
     /** envd's own deadline beyond the run's timeout: a backstop that kills the program if this JVM is gone. */
     static final Duration BACKSTOP = Duration.ofSeconds(60);
 
@@ -130,9 +138,7 @@ final class EnvdChannel implements ProcessChannel {
         }
         Remote r = new Remote(stream, pid, output, stdin, what);
         last = r;
-        Thread t = new Thread(r::read, "codeexec-e2b-process-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        t.start();
+        READERS.execute(r::read);
         return r;
     }
 
