@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * <p>The lease: a sandbox lives {@code sandboxTimeout} past its last renewal. Every {@code sandboxTimeout / 3} the
  * renewer extends the sandboxes that were used or run a program since its last pass, so a busy workspace stays
  * alive with no request per operation, an idle one expires by itself, and if this JVM dies its sandboxes stop within
- * {@code sandboxTimeout}.
+ * {@code sandboxTimeout}. A shared sandbox the engine did not create is extended with {@code connect}, which never
+ * shortens what its owner gave it.
  */
 final class E2bWorkspaces implements WorkspaceManager {
 
@@ -318,7 +319,12 @@ final class E2bWorkspaces implements WorkspaceManager {
             }
             try {
                 long now = System.nanoTime();
-                control.setTimeout(sb.id(), settings.sandboxTimeout());
+                if (sb.owned) {
+                    control.setTimeout(sb.id(), settings.sandboxTimeout());
+                } else {
+                    // Someone else's sandbox: connect extends its time to live and never shortens it.
+                    control.connect(sb.id(), settings.sandboxTimeout());
+                }
                 renewedAt.put(sb.id(), now);
             } catch (E2bSandboxGoneException e) {
                 sb.markGone(e);

@@ -38,23 +38,4 @@ class E2bEngineContractTest extends EngineContractTest {
     protected Engine createEngine() {
         return fake.engine().build();
     }
-
-    /** The same contract with every workspace a directory of one shared sandbox. */
-    static class Shared extends EngineContractTest {
-
-        @BeforeAll
-        static void startFake() throws Exception {
-            E2bEngineContractTest.startFake();
-        }
-
-        @AfterAll
-        static void stopFake() throws Exception {
-            E2bEngineContractTest.stopFake();
-        }
-
-        @Override
-        protected Engine createEngine() {
-            return fake.engine().workspaceMode(WorkspaceMode.SHARED_SANDBOX).build();
-        }
-    }
 }

@@ -93,6 +93,28 @@ class E2bLifecycleIT {
     }
 
     @Test
+    void should_use_a_shared_sandbox_it_did_not_create_without_killing_it() throws Exception {
+        String id;
+        try (E2bControlPlane api = E2bControlPlane.create(E2bConfig.builder().environment(java.util.Map.of())
+                .apiKey(FakeE2b.API_KEY).apiUrl(fake.url()).build())) {
+            id = api.create(SandboxSpec.builder("base").timeout(Duration.ofHours(1)).build()).sandboxId();
+        }
+        E2bEngine engine = fake.engine().sharedSandbox(id).build();
+        Workspace a = engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
+        Workspace b = engine.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
+        assertThat(engine.sandboxId(a)).isEqualTo(id).isEqualTo(engine.sandboxId(b));
+        assertThat(engine.describe().networkAllowed()).as("what E2B reports for that sandbox").isFalse();
+
+        engine.close();
+
+        assertThat(fake.live()).contains(id);
+        assertThat(Files.exists(Path.of(a.path()))).isFalse();
+        assertThat(Files.exists(Path.of(b.path()))).isFalse();
+        assertThat(fake.sandbox(id).endAt()).isAfter(java.time.Instant.now().plus(Duration.ofMinutes(50)));
+        fake.expire(id);
+    }
+
+    @Test
     void should_kill_the_sandbox_when_its_setup_fails() {
         int before = fake.created().size();
         E2bEngine engine = fake.engine().user("nosuchuser").build();
