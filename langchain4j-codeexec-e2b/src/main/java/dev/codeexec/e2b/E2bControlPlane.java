@@ -12,7 +12,6 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -300,8 +299,7 @@ public final class E2bControlPlane implements AutoCloseable {
         Map<String, String> meta = new LinkedHashMap<>();
         JsonNode m = n.get("metadata");
         if (m != null && m.isObject()) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = m.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : m.properties()) {
                 meta.put(e.getKey(), e.getValue().asText());
             }
         }

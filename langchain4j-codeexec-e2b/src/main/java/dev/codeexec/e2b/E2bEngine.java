@@ -416,13 +416,14 @@ public final class E2bEngine extends AbstractEngine {
 
     /** Names for a cell's rich outputs: {@code out/display_<n>.<ext>}, never over a file in {@code out/}. */
     private InterpreterCell.Names displayNames(Workspace ws, E2bWorkspaces.Slot slot) {
-        Set<String>[] existing = new Set[1];
+        Set<String> existing = new HashSet<>();
+        boolean[] listed = {false};
         return ext -> {
-            if (existing[0] == null) {
-                existing[0] = new HashSet<>();
+            if (!listed[0]) {
+                listed[0] = true;
                 try {
                     for (FileInfo f : fs.list(ws, WorkspaceLayout.OUT)) {
-                        existing[0].add(f.path());
+                        existing.add(f.path());
                     }
                 } catch (RuntimeException e) {
                     // No out/ (yet): nothing to avoid.
@@ -431,7 +432,7 @@ public final class E2bEngine extends AbstractEngine {
             String name;
             do {
                 name = WorkspaceLayout.OUT + "/display_" + slot.displays.incrementAndGet() + "." + ext;
-            } while (!existing[0].add(name));
+            } while (!existing.add(name));
             return name;
         };
     }

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -94,8 +93,7 @@ final class InterpreterCell {
         });
         JsonNode extra = item.get("extra");
         if (extra != null && extra.isObject()) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = extra.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : extra.properties()) {
                 forms.putIfAbsent(e.getKey(), e.getValue());
             }
         }

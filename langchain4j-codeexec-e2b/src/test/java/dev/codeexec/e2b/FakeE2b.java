@@ -260,7 +260,7 @@ final class FakeE2b implements AutoCloseable {
         }
         String id = randomId();
         Map<String, String> meta = new LinkedHashMap<>();
-        body.path("metadata").fields().forEachRemaining(e -> meta.put(e.getKey(), e.getValue().asText()));
+        body.path("metadata").properties().forEach(e -> meta.put(e.getKey(), e.getValue().asText()));
         FakeSandbox sb = new FakeSandbox(this, id, template, body.path("secure").asBoolean(false) ? randomId() : null,
                 meta, body.path("allow_internet_access").asBoolean(true),
                 Duration.ofSeconds(body.path("timeout").asLong(15)));

@@ -249,7 +249,7 @@ final class FakeEnvd {
         pb.environment().put("HOME", home(user));
         pb.environment().put("USER", user);
         pb.environment().put("LOGNAME", user);
-        proc.path("envs").fields().forEachRemaining(e -> pb.environment().put(e.getKey(), e.getValue().asText()));
+        proc.path("envs").properties().forEach(e -> pb.environment().put(e.getKey(), e.getValue().asText()));
         boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean();
         if (!stdin) {
             pb.redirectInput(new File("/dev/null"));
