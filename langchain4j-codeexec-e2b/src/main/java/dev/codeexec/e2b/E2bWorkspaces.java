@@ -180,7 +180,17 @@ final class E2bWorkspaces implements WorkspaceManager {
         LOG.info("E2B sandbox {} created from template {} (internet {}, timeout {} s)", info.sandboxId(),
                 settings.template(), settings.internetAccess() ? "on" : "off", settings.sandboxTimeout().toSeconds());
         renewedAt.put(info.sandboxId(), System.nanoTime());
-        return new Sandbox(info, http, control, true, workspaceLabel);
+        try {
+            return new Sandbox(info, http, control, true, workspaceLabel);
+        } catch (RuntimeException e) {
+            // An answer this engine cannot use (an unusable domain, say): the sandbox must not run on unseen.
+            try {
+                control.kill(info.sandboxId());
+            } catch (RuntimeException k) {
+                e.addSuppressed(k);
+            }
+            throw e;
+        }
     }
 
     /**

@@ -314,6 +314,29 @@ class E2bWireTest {
     }
 
     @Test
+    void should_refuse_to_build_without_an_api_key() {
+        assertThatThrownBy(() -> E2bEngine.builder().e2bVariables(java.util.Map.of()).build())
+                .isInstanceOf(E2bAuthenticationException.class).hasMessageContaining("E2B_API_KEY");
+    }
+
+    @Test
+    void should_retry_envd_through_a_5xx_storm_then_fail_clearly_and_still_kill_the_sandbox_at_close() {
+        stubs.sandbox();
+        server.stubFor(post("/filesystem.Filesystem/Stat").atPriority(1).willReturn(aResponse().withStatus(503)
+                .withBody("upstream connect error or disconnect/reset before headers")));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        Throwable t = catchThrowable(() -> engine.fs().readFile(ws, "work/a.txt", 0, 10));
+        engine.close();
+
+        assertThat(t).isExactlyInstanceOf(E2bApiException.class).hasMessageContaining("unavailable")
+                .hasMessageContaining("after 2 attempts");
+        server.verify(2, postRequestedFor(urlEqualTo("/filesystem.Filesystem/Stat")));
+        server.verify(1, deleteRequestedFor(urlEqualTo("/sandboxes/" + WireStubs.ID)));
+    }
+
+    @Test
     void should_read_a_window_with_a_range_request() {
         stubs.sandbox();
         stubs.dir("work");
