@@ -86,6 +86,12 @@ public final class E2bEngine extends AbstractEngine {
     /** The default template: {@value}, E2B's code interpreter (Python with a Jupyter server). */
     public static final String DEFAULT_TEMPLATE = "code-interpreter-v1";
 
+    /**
+     * How long the kernel may take to answer after a cell was interrupted at its timeout before it is restarted: 20
+     * seconds (the interrupted cell ends first, then the probe).
+     */
+    static final Duration INTERRUPT_PROBE = Duration.ofSeconds(20);
+
     /** The default user programs run as and files belong to: {@value}, E2B templates' user. */
     public static final String DEFAULT_USER = "user";
 
@@ -313,7 +319,7 @@ public final class E2bEngine extends AbstractEngine {
      * outputs are saved as {@code out/display_<n>.<ext>}), others as scripts. Without a code interpreter
      * ({@link Builder#codeInterpreter(boolean)}), python blocks run as scripts too. The output files are everything
      * under {@code out/}. A cell past its timeout is interrupted (the connection is closed, and the interpreter
-     * interrupts the kernel); a kernel that does not stop is restarted.
+     * interrupts the kernel); a kernel that does not answer within 20 s afterwards is restarted.
      *
      * @throws InvalidSpecException for a block in a language this engine does not run (nothing runs then)
      */
@@ -389,7 +395,7 @@ public final class E2bEngine extends AbstractEngine {
             }
             if (end == CodeInterpreter.End.TIMED_OUT) {
                 cell.note("[timed out after " + timeout.toSeconds() + " s: the cell was interrupted]");
-                if (ci.execute("pass", ctx, Map.of(), Duration.ofSeconds(10), i -> { }) != CodeInterpreter.End.COMPLETED) {
+                if (ci.execute("pass", ctx, Map.of(), INTERRUPT_PROBE, i -> { }) != CodeInterpreter.End.COMPLETED) {
                     ci.restartContext(ctx);
                     cell.note("[the kernel did not stop; it was restarted: variables and imports are gone]");
                 }

@@ -305,9 +305,6 @@ final class EnvdChannel implements ProcessChannel {
                     throw new IOException("stdin is closed");
                 }
                 for (int i = 0; i < len; i += STDIN_CHUNK) {
-                    if (exit.isDone()) {
-                        throw new IOException("the program ended");
-                    }
                     int n = Math.min(STDIN_CHUNK, len - i);
                     ObjectNode req = Json.object();
                     req.putObject("process").put("pid", pid);
@@ -328,9 +325,7 @@ final class EnvdChannel implements ProcessChannel {
                     return;
                 }
                 closed = true;
-                if (exit.isDone()) {
-                    return;
-                }
+                // Sent even when the end event may have arrived: envd answers not_found then, which is fine.
                 ObjectNode req = Json.object();
                 req.putObject("process").put("pid", pid);
                 try {

@@ -53,12 +53,12 @@ class E2bInterpreterIT {
             cell(engine, ws, "kept = 41", Duration.ofSeconds(30));
 
             CodeExecutionResult slow = cell(engine, ws, "import time\nprint('sleeping', flush=True)\ntime.sleep(300)",
-                    Duration.ofSeconds(2));
+                    Duration.ofSeconds(5));
             CodeExecutionResult after = cell(engine, ws, "kept + 1", Duration.ofSeconds(30));
 
             assertThat(slow.timedOut()).isTrue();
             assertThat(slow.exitCode()).isEqualTo(-1);
-            assertThat(slow.output()).contains("sleeping").contains("[timed out after 2 s: the cell was interrupted]");
+            assertThat(slow.output()).contains("sleeping").contains("[timed out after 5 s: the cell was interrupted]");
             assertThat(fake.sandbox(engine.sandboxId(ws)).interpreter.interrupts.get()).isEqualTo(1);
             assertThat(after.exitCode()).isZero();
             assertThat(after.output()).isEqualTo("42\n");

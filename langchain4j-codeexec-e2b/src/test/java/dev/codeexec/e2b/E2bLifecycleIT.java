@@ -151,11 +151,12 @@ class E2bLifecycleIT {
 
     @Test
     void should_renew_a_busy_sandbox_before_its_timeout() {
-        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(10)).build()) {
+        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(15)).build()) {
             Workspace ws = engine.manager().createWorkspace("long", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
 
-            RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", "sleep 13; echo done")
+            // Longer than the timeout: the renewer (every 5 s) keeps the busy sandbox alive.
+            RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", "sleep 20; echo done")
                     .timeout(Duration.ofSeconds(60)).build());
 
             assertThat(r.stdout()).isEqualTo("done\n");
