@@ -10,9 +10,7 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
-import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -161,10 +159,6 @@ final class E2bHttp implements AutoCloseable {
         return false;
     }
 
-    static boolean isTimeout(IOException e) {
-        return e instanceof HttpTimeoutException;
-    }
-
     private static OptionalLong retryAfter(HttpHeaders headers) {
         return headers.firstValue("Retry-After").map(String::strip).filter(v -> v.matches("\\d{1,6}"))
                 .map(v -> OptionalLong.of(Long.parseLong(v) * 1000)).orElse(OptionalLong.empty());
@@ -180,16 +174,6 @@ final class E2bHttp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CodeExecException("interrupted while waiting to retry: " + what, e);
-        }
-    }
-
-    /** A pause of a given length that an interrupt ends with a {@link CodeExecException}. */
-    static void sleep(Duration d, String what) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CodeExecException("interrupted while waiting to " + what, e);
         }
     }
 

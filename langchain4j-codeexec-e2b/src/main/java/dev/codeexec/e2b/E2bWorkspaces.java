@@ -9,7 +9,6 @@ import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.SafeNames;
 import dev.codeexec.workspace.WorkspaceLayout;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -345,11 +344,6 @@ final class E2bWorkspaces implements WorkspaceManager {
         }
     }
 
-    /** How many workspaces are live (for tests). */
-    int size() {
-        return slots.size();
-    }
-
     /** Kills every sandbox this engine created; workspaces in a sandbox it did not create are removed. */
     void close() {
         closed = true;
@@ -391,9 +385,5 @@ final class E2bWorkspaces implements WorkspaceManager {
         }
         failure.addSuppressed(e);
         return failure;
-    }
-
-    Duration sandboxTimeout() {
-        return settings.sandboxTimeout();
     }
 }

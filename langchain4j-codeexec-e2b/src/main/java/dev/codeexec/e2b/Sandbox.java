@@ -35,7 +35,7 @@ final class Sandbox {
     final Envd envd;
     final E2bControlPlane control;
     final boolean owned;
-    final String label;
+    private final String label;
     private final CodeInterpreter interpreter;
     private final AtomicInteger active = new AtomicInteger();
     private volatile long lastUse = System.nanoTime();
@@ -43,6 +43,7 @@ final class Sandbox {
     private volatile int uid = -1;
     private volatile int gid = -1;
 
+    /** @param label what it is for, in logs: a workspace id or {@code shared} */
     Sandbox(E2bSandbox info, E2bHttp http, E2bControlPlane control, boolean owned, String label) {
         this.info = info;
         this.envd = new Envd(http, SandboxAddress.of(info, http.config()));
@@ -268,6 +269,6 @@ final class Sandbox {
 
     @Override
     public String toString() {
-        return "sandbox " + id() + (owned ? "" : " (not owned)");
+        return "sandbox " + id() + " (" + label + (owned ? "" : ", not owned") + ")";
     }
 }
