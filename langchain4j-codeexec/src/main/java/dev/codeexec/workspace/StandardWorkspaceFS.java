@@ -97,9 +97,11 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
             requireWrite(a, norm);
             checkWritable(f, norm);
         }
+        List<PutFile> normalized = new ArrayList<>(list.size());
         for (PutFile p : list) {
-            f.write(PathResolver.normalize(p.path()), p.content(), p.mode());
+            normalized.add(PutFile.of(PathResolver.normalize(p.path()), p.content(), p.mode()));
         }
+        f.writeAll(normalized);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
+import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.WorkspaceGoneException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -122,6 +123,23 @@ public interface WorkspaceFiles {
      * @throws CodeExecException    when the write failed (nothing was left behind)
      */
     void write(String path, byte[] content, int mode);
+
+    /**
+     * Writes several files, each as {@link #write} does (atomically, missing parents created, a link at the target
+     * replaced), in one batch where the backend can: a remote backend sends them in one request. The batch as a whole
+     * is not atomic: a failure part way may leave the files before it written, never a part of one. The default
+     * writes them one by one.
+     *
+     * @param files the files, their paths normalised as for {@link #write}
+     * @throws InvalidSpecException when a path is the root or a directory, or a parent is not a directory
+     * @throws PathEscapeException  when a parent leaves the workspace
+     * @throws CodeExecException    when a write failed
+     */
+    default void writeAll(List<PutFile> files) {
+        for (PutFile f : files) {
+            write(f.path(), f.content(), f.mode());
+        }
+    }
 
     /**
      * Creates a directory and its missing parents, one component at a time, each re-checked so that a link planted in

@@ -142,6 +142,27 @@ public abstract class WorkspaceFilesContractTest {
     }
 
     @Test
+    void should_write_every_file_of_a_batch_with_its_mode_and_replace_a_link() throws Exception {
+        createLink("out/victim", OUTSIDE_FILE);
+
+        files.writeAll(List.of(dev.codeexec.engine.PutFile.of("work/b/one.txt", utf8("one"), 0640),
+                dev.codeexec.engine.PutFile.of("work/b/deeper/two.bin", new byte[] {2, 0, 2}, 0600),
+                dev.codeexec.engine.PutFile.of("out/victim", utf8("mine"))));
+
+        assertThat(files.read("work/b/one.txt", 0, 10).content()).isEqualTo(utf8("one"));
+        assertThat(files.read("work/b/deeper/two.bin", 0, 10).content()).containsExactly(2, 0, 2);
+        assertThat(files.stat("out/victim").orElseThrow().type()).isEqualTo(EntryType.FILE);
+        assertThat(files.read("out/victim", 0, 10).content()).isEqualTo(utf8("mine"));
+        if (supportsUnixMetadata()) {
+            assertThat(Integer.toOctalString(files.stat("work/b/one.txt").orElseThrow().mode())).isEqualTo("640");
+            assertThat(Integer.toOctalString(files.stat("work/b/deeper/two.bin").orElseThrow().mode()))
+                    .isEqualTo("600");
+        }
+        assertThat(outsideIntact()).isTrue();
+        assertNoTemporaryNames();
+    }
+
+    @Test
     void should_create_missing_parents_when_writing() {
         files.write("work/deep/er/x.bin", new byte[] {0, 1, 2}, 0600);
 

@@ -1,0 +1,670 @@
+package dev.codeexec.e2b;
+
+import dev.codeexec.CodeBlock;
+import dev.codeexec.CodeExecutionInput;
+import dev.codeexec.CodeExecutionResult;
+import dev.codeexec.CodeLanguage;
+import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.OutputManifest;
+import dev.codeexec.engine.OutputSpec;
+import dev.codeexec.engine.ProgramSession;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.ResourceLimit;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.workspace.PathResolver;
+import dev.codeexec.workspace.StandardWorkspaceFS;
+import dev.codeexec.workspace.WorkspaceLayout;
+import dev.codeexec.workspace.spi.EntryType;
+import dev.codeexec.workspace.spi.FileEntry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs programs and code in <a href="https://e2b.dev">E2B</a> cloud sandboxes: Firecracker microVMs that the engine
+ * creates through E2B's REST control plane and drives through each sandbox's envd (Connect over HTTP) and, for python
+ * cells, its code interpreter. <strong>Sandboxes cost money while they run</strong>: the engine kills every sandbox
+ * it created when a workspace is removed and at {@link #close()}, renews only those in use, and a sandbox it loses
+ * track of (a crashed JVM) stops after {@link Builder#sandboxTimeout} by itself.
+ *
+ * <pre>{@code
+ * try (E2bEngine engine = E2bEngine.builder().build()) {        // E2B_API_KEY; template code-interpreter-v1
+ *     Workspace ws = engine.manager().createWorkspace("conversation-42", WorkspacePolicy.DEFAULT);
+ *     RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("python3").args("-c", "print(6*7)").build());
+ * }
+ * }</pre>
+ *
+ * <p>What it enforces:
+ * <ul>
+ *   <li>the VM is the boundary ({@link Isolation#REMOTE_VM}); internet access is <strong>off</strong> unless
+ *       {@link Builder#internetAccess(boolean)} turns it on;</li>
+ *   <li>each run is one envd process in a PID namespace of its own, as the workspace user, with exactly the run's
+ *       environment ({@code env -i}); a timeout kills the whole namespace, daemons included (envd's own
+ *       {@code SendSignal}); envd's deadline is a backstop if this engine is gone;</li>
+ *   <li>per-run CPU time, file size and open-file limits ({@code prlimit}); memory and processes are the sandbox's;</li>
+ *   <li>the library's file rules over envd's file API: links out of the workspace are refused, writes are atomic.</li>
+ * </ul>
+ *
+ * <p>Workspaces: one sandbox each ({@link WorkspaceMode#SANDBOX_PER_WORKSPACE}, the default) or directories of one
+ * shared sandbox ({@link WorkspaceMode#SHARED_SANDBOX}); see {@link WorkspaceMode} for the trade-off. The template
+ * needs a POSIX {@code sh}, util-linux and coreutils, as E2B's Debian-based templates have; python cells need a
+ * code-interpreter template.
+ *
+ * <p>Failures are typed: {@link E2bAuthenticationException}, {@link E2bSandboxGoneException} (a
+ * {@link dev.codeexec.engine.WorkspaceGoneException}), {@link E2bTemplateNotFoundException},
+ * {@link E2bRateLimitException}, {@link E2bProtocolException} and {@link E2bApiException}; 429 and 5xx are retried
+ * with a bounded backoff first.
+ */
+public final class E2bEngine extends AbstractEngine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(E2bEngine.class);
+
+    /** The default template: {@value}, E2B's code interpreter (Python with a Jupyter server). */
+    public static final String DEFAULT_TEMPLATE = "code-interpreter-v1";
+
+    /**
+     * How long the kernel may take to answer after a cell was interrupted at its timeout before it is restarted: 20
+     * seconds (the interrupted cell ends first, then the probe).
+     */
+    static final Duration INTERRUPT_PROBE = Duration.ofSeconds(20);
+
+    /** The default user programs run as and files belong to: {@value}, E2B templates' user. */
+    public static final String DEFAULT_USER = "user";
+
+    private final String engineId = UUID.randomUUID().toString();
+    private final E2bHttp http;
+    private final E2bControlPlane control;
+    private final E2bSettings settings;
+    private final E2bWorkspaces workspaces;
+    private final StandardWorkspaceFS fs;
+    private final Capabilities capabilities;
+    private final Engine scripts = new ScriptsView(this);
+
+    private E2bEngine(Builder b) {
+        super("E2bEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
+        E2bConfig config = b.config != null ? b.config : b.configBuilder.build();
+        String user = b.user == null ? DEFAULT_USER : b.user;
+        if (!user.matches("[a-z_][a-z0-9_-]{0,31}")) {
+            throw new InvalidSpecException("user ('" + user + "') must be a Linux user name");
+        }
+        String base = b.baseDir == null ? (user.equals("root") ? "/root" : "/home/" + user) + "/workspaces"
+                : b.baseDir;
+        if (!base.matches("(/[A-Za-z0-9._-]+)+") || base.contains("/../") || base.endsWith("/..")
+                || base.contains("/./")) {
+            throw new InvalidSpecException("baseDir ('" + base + "') must be an absolute path of letters, digits, "
+                    + "'.', '_' and '-'");
+        }
+        String template = b.template == null ? DEFAULT_TEMPLATE : b.template;
+        Duration ttl = b.sandboxTimeout == null ? SandboxSpec.DEFAULT_TIMEOUT : b.sandboxTimeout;
+        if (ttl.compareTo(Duration.ofSeconds(10)) < 0) {
+            throw new InvalidSpecException("sandboxTimeout (" + ttl + ") must be at least 10 seconds");
+        }
+        WorkspaceMode mode = b.sharedSandboxId != null ? WorkspaceMode.SHARED_SANDBOX
+                : b.mode == null ? WorkspaceMode.SANDBOX_PER_WORKSPACE : b.mode;
+        boolean interpreter = b.codeInterpreter != null ? b.codeInterpreter : template.startsWith("code-interpreter");
+        this.settings = new E2bSettings(template, ttl, mode, b.internetAccess, b.metadata, b.envVars, user, base,
+                interpreter, b.sharedSandboxId, b.secure);
+        this.http = new E2bHttp(config);
+        this.control = new E2bControlPlane(http);
+        this.workspaces = new E2bWorkspaces(settings, control, http, engineId);
+        boolean network = b.internetAccess;
+        try {
+            workspaces.connectShared();
+            if (b.sharedSandboxId != null) {
+                // A sandbox of someone else's: its network is what it was created with; never claim less.
+                network = !Boolean.FALSE.equals(control.get(b.sharedSandboxId).allowInternetAccess());
+            }
+        } catch (RuntimeException e) {
+            try {
+                workspaces.close();
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
+            http.close();
+            throw e;
+        }
+        this.fs = StandardWorkspaceFS.builder().files(ws -> files(workspaces.slot(ws))).inputRoots(inputRoots())
+                .artifacts(artifactStore()).build();
+        this.capabilities = Capabilities.builder()
+                .isolation(Isolation.REMOTE_VM)
+                .networkAllowed(network)
+                .readOnlyMount(false)
+                .streaming(true)
+                .supportsCleanEnv(true)
+                .interactive(true)
+                .enforcedLimits(EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE, ResourceLimit.OPEN_FILES))
+                .maxDiskBytes(false)
+                .build();
+        if (network) {
+            LOG.warn("E2bEngine: programs in its sandboxes can reach the internet");
+        }
+        LOG.info("E2bEngine {} on {} (template {}, {}, internet {})", engineId.substring(0, 8), config.apiUrl(),
+                template, mode, network ? "on" : "off");
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return "e2b";
+    }
+
+    @Override
+    public WorkspaceManager manager() {
+        return workspaces;
+    }
+
+    @Override
+    public WorkspaceFS fs() {
+        return fs;
+    }
+
+    @Override
+    public Capabilities describe() {
+        return capabilities;
+    }
+
+    /** This engine instance's id, the value of the {@code dev.codeexec.engine} metadata of its sandboxes. */
+    public String instanceId() {
+        return engineId;
+    }
+
+    /** The control plane this engine uses (renew, pause or inspect sandboxes yourself). */
+    public E2bControlPlane controlPlane() {
+        return control;
+    }
+
+    /** The id of the sandbox a workspace lives in. */
+    public String sandboxId(Workspace ws) {
+        return workspaces.slot(ws).sandbox.id();
+    }
+
+    EnvdFiles files(E2bWorkspaces.Slot slot) {
+        return new EnvdFiles(slot.sandbox, slot.root, settings.stagingDir(), settings.user());
+    }
+
+    E2bWorkspaces workspaces() {
+        return workspaces;
+    }
+
+    // ------------------------------------------------------------------ runs
+
+    @Override
+    protected RunResult runProgram(Workspace ws, RunProgramSpec spec) {
+        requireOpen();
+        return run(prepare(ws, spec, false));
+    }
+
+    @Override
+    protected ProgramSession startProgram(Workspace ws, RunProgramSpec spec) {
+        requireOpen();
+        return start(prepare(ws, spec, true));
+    }
+
+    @Override
+    protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        return prepare(ws, spec, true);
+    }
+
+    /**
+     * A run: {@code unshare --pid --fork --kill-child} as root, {@code setpriv} to the workspace user, a PID 1 that
+     * forwards signals ({@link SandboxScripts#NS_INIT}), {@code prlimit} for the run's limits, {@code env -i} with
+     * exactly the run's environment, then the program.
+     *
+     * @param interactive true for sessions: stdin stays open for writes
+     */
+    PreparedRun prepare(Workspace ws, RunProgramSpec spec, boolean interactive) {
+        ResourceLimits limits = limitsFor(spec);
+        E2bWorkspaces.Slot slot = workspaces.slot(ws);
+        if (spec.cmd().contains("=")) {
+            throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
+        }
+        String cwdRel = PathResolver.normalize(spec.cwd());
+        String cwd = slot.root;
+        if (!cwdRel.equals(".")) {
+            EnvdFiles files = files(slot);
+            String resolved = files.resolve(cwdRel);
+            FileEntry e = files.stat(resolved).orElse(null);
+            if (e == null || e.type() != EntryType.DIRECTORY) {
+                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
+            }
+            cwd = slot.root + "/" + resolved;
+        }
+        String runDir = WorkspaceLayout.newRunDir();
+        Map<String, String> env = environment().forRun(spec, RunEnvironment.runtimeVariables(slot.root, runDir, true));
+        Sandbox sb = slot.sandbox;
+        List<String> argv = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--kill-child", "--",
+                "setpriv", "--reuid=" + sb.uid(), "--regid=" + sb.gid(), "--init-groups", "--",
+                "/bin/sh", "-c", SandboxScripts.NS_INIT, "sh", slot.root + "/" + runDir));
+        argv.addAll(prlimit(limits));
+        argv.addAll(List.of("env", "-i", "--"));
+        env.forEach((k, v) -> argv.add(k + "=" + v));
+        argv.add(spec.cmd());
+        argv.addAll(spec.args());
+        EnvdChannel channel = new EnvdChannel(sb, interactive, spec.cmd());
+        ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
+                spec.outputListener());
+        slot.channels.add(channel);
+        sb.runStarted();
+        return new PreparedRun(channel, launch) {
+            @Override
+            public RunResult check(RunResult result) {
+                RuntimeException failure = channel.failure();
+                if (failure != null) {
+                    throw failure;
+                }
+                return result;
+            }
+
+            @Override
+            public void release() {
+                slot.channels.remove(channel);
+                sb.runEnded();
+            }
+        };
+    }
+
+    /** {@code prlimit} for CPU seconds, open files and file size (bytes), soft and hard; empty without limits. */
+    private static List<String> prlimit(ResourceLimits l) {
+        List<String> p = new ArrayList<>();
+        if (l.cpuTime() != null) {
+            long s = Math.max(1, (l.cpuTime().toMillis() + 999) / 1000);
+            p.add("--cpu=" + s + ":" + s);
+        }
+        if (l.maxOpenFiles() != null) {
+            p.add("--nofile=" + l.maxOpenFiles() + ":" + l.maxOpenFiles());
+        }
+        if (l.maxFileBytes() != null) {
+            p.add("--fsize=" + l.maxFileBytes() + ":" + l.maxFileBytes());
+        }
+        if (p.isEmpty()) {
+            return p;
+        }
+        p.add(0, "prlimit");
+        p.add("--");
+        return p;
+    }
+
+    // ------------------------------------------------------------------ code
+
+    /**
+     * Runs the blocks in order, stopping at the first that fails: python blocks ({@code python}, {@code py},
+     * {@code python3}) as cells of the workspace's code interpreter context (state persists between cells, rich
+     * outputs are saved as {@code out/display_<n>.<ext>}), others as scripts. Without a code interpreter
+     * ({@link Builder#codeInterpreter(boolean)}), python blocks run as scripts too. The output files are everything
+     * under {@code out/}. A cell past its timeout is interrupted (the connection is closed, and the interpreter
+     * interrupts the kernel); a kernel that does not answer within 20 s afterwards is restarted.
+     *
+     * @throws InvalidSpecException for a block in a language this engine does not run (nothing runs then)
+     */
+    @Override
+    public CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
+        requireOpen();
+        if (!settings.codeInterpreter()) {
+            return scripts.executeCode(ws, input);
+        }
+        for (CodeBlock b : input.codeBlocks()) {
+            if (CodeLanguage.forTag(b.language()).isEmpty()) {
+                throw new InvalidSpecException("unsupported language '" + b.language() + "'; this engine runs python "
+                        + "(python, py, python3) in the code interpreter and bash (bash, sh, shell) as scripts");
+            }
+        }
+        E2bWorkspaces.Slot slot = workspaces.slot(ws);
+        Duration timeout = input.timeout() != null ? input.timeout()
+                : Duration.ofSeconds(RunProgramSpec.DEFAULT_TIMEOUT_SECONDS);
+        int cap = outputCap(RunProgramSpec.builder("python3").build());
+        StringBuilder output = new StringBuilder();
+        int exitCode = 0;
+        boolean timedOut = false;
+        boolean truncated = false;
+        for (CodeBlock b : input.codeBlocks()) {
+            if (CodeLanguage.forTag(b.language()).orElseThrow() == CodeLanguage.PYTHON) {
+                CellOutcome o = cell(ws, slot, b.code(), timeout, cap);
+                append(output, o.text());
+                exitCode = o.exitCode();
+                timedOut = o.timedOut();
+                truncated |= o.truncated();
+            } else {
+                CodeExecutionResult r = scripts.executeCode(ws, new CodeExecutionInput(List.of(b),
+                        input.executionId(), input.timeout()));
+                append(output, r.output());
+                exitCode = r.exitCode();
+                timedOut = r.timedOut();
+                truncated |= r.truncated();
+            }
+            if (exitCode != 0 || timedOut) {
+                break;
+            }
+        }
+        OutputManifest files = fs.collectOutputs(ws, OutputSpec.DEFAULT);
+        return new CodeExecutionResult(output.toString(), files.files(), exitCode, timedOut,
+                truncated || files.anyLimitHit());
+    }
+
+    private static void append(StringBuilder out, String text) {
+        if (out.length() > 0 && out.charAt(out.length() - 1) != '\n' && !text.isEmpty()) {
+            out.append('\n');
+        }
+        out.append(text);
+    }
+
+    private record CellOutcome(String text, int exitCode, boolean timedOut, boolean truncated) {
+    }
+
+    private CellOutcome cell(Workspace ws, E2bWorkspaces.Slot slot, String code, Duration timeout, int cap) {
+        CodeInterpreter ci = slot.sandbox.interpreter();
+        Map<String, String> env = environment().forRun(RunProgramSpec.builder("python3").build(),
+                RunEnvironment.runtimeVariables(slot.root, WorkspaceLayout.newRunDir(), true));
+        InterpreterCell cell = new InterpreterCell(cap, displayNames(ws, slot));
+        CodeInterpreter.End end;
+        try {
+            String ctx = slot.context(() -> ci.createContext(slot.root + "/" + WorkspaceLayout.WORK));
+            end = ci.execute(code, ctx, env, timeout, cell::accept);
+            if (end == CodeInterpreter.End.CONTEXT_LOST) {
+                slot.forgetContext();
+                cell.note("[the code interpreter had lost this workspace's context; a new one was created: variables "
+                        + "and imports of earlier cells are gone]");
+                ctx = slot.context(() -> ci.createContext(slot.root + "/" + WorkspaceLayout.WORK));
+                end = ci.execute(code, ctx, env, timeout, cell::accept);
+            }
+            if (end == CodeInterpreter.End.TIMED_OUT) {
+                cell.note("[timed out after " + timeout.toSeconds() + " s: the cell was interrupted]");
+                if (ci.execute("pass", ctx, Map.of(), INTERRUPT_PROBE, i -> { }) != CodeInterpreter.End.COMPLETED) {
+                    ci.restartContext(ctx);
+                    cell.note("[the kernel did not stop; it was restarted: variables and imports are gone]");
+                }
+            }
+        } catch (RuntimeException e) {
+            throw slot.sandbox.failure(e, "execute a python cell");
+        }
+        List<PutFile> files = cell.files();
+        if (!files.isEmpty()) {
+            try {
+                fs.putFiles(ws, files);
+            } catch (RuntimeException e) {
+                cell.note("[the displays could not be saved: " + e.getMessage() + "]");
+            }
+        }
+        if (cell.dropped() > 0) {
+            cell.note("[" + cell.dropped() + " more displays were not saved: a cell saves at most "
+                    + InterpreterCell.MAX_FILES + "]");
+        }
+        boolean timedOut = end == CodeInterpreter.End.TIMED_OUT;
+        int exit = timedOut ? -1 : cell.errorName() != null ? 1 : 0;
+        return new CellOutcome(cell.text(), exit, timedOut, cell.truncated());
+    }
+
+    /** Names for a cell's rich outputs: {@code out/display_<n>.<ext>}, never over a file in {@code out/}. */
+    private InterpreterCell.Names displayNames(Workspace ws, E2bWorkspaces.Slot slot) {
+        Set<String> existing = new HashSet<>();
+        boolean[] listed = {false};
+        return ext -> {
+            if (!listed[0]) {
+                listed[0] = true;
+                try {
+                    for (FileInfo f : fs.list(ws, WorkspaceLayout.OUT)) {
+                        existing.add(f.path());
+                    }
+                } catch (RuntimeException e) {
+                    // No out/ (yet): nothing to avoid.
+                }
+            }
+            String name;
+            do {
+                name = WorkspaceLayout.OUT + "/display_" + slot.displays.incrementAndGet() + "." + ext;
+            } while (!existing.add(name));
+            return name;
+        };
+    }
+
+    /** Restarts the workspace's code interpreter context: variables and imports are gone; files stay. */
+    public void restartInterpreter(Workspace ws) {
+        requireOpen();
+        E2bWorkspaces.Slot slot = workspaces.slot(ws);
+        String ctx = slot.currentContext();
+        if (ctx != null) {
+            slot.sandbox.interpreter().restartContext(ctx);
+        }
+    }
+
+    /**
+     * This engine without its code interpreter: {@link Engine#executeCode(Workspace, CodeExecutionInput)}'s default
+     * (blocks as scripts through {@link #runner()}), which cannot be called as a super method here.
+     */
+    private static final class ScriptsView implements Engine {
+        private final Engine engine;
+
+        ScriptsView(Engine engine) {
+            this.engine = engine;
+        }
+
+        @Override
+        public String name() {
+            return engine.name();
+        }
+
+        @Override
+        public WorkspaceManager manager() {
+            return engine.manager();
+        }
+
+        @Override
+        public WorkspaceFS fs() {
+            return engine.fs();
+        }
+
+        @Override
+        public dev.codeexec.engine.ProgramRunner runner() {
+            return engine.runner();
+        }
+
+        @Override
+        public Capabilities describe() {
+            return engine.describe();
+        }
+
+        @Override
+        public void close() {
+            // A view: the engine closes itself.
+        }
+    }
+
+    @Override
+    protected void closeBackend() {
+        RuntimeException failure = attempt(null, workspaces::close);
+        failure = attempt(failure, http::close);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * Builder for {@link E2bEngine}. Only the API key is required (here or as {@code E2B_API_KEY}); the environment
+     * policy defaults to {@link ShellEnvironmentPolicy#sandboxDefault()} over an empty host environment: nothing of
+     * this JVM's environment reaches a sandbox unless given ({@link #hostEnvironment}).
+     */
+    public static final class Builder extends EngineBuilder<Builder> {
+        private final E2bConfig.Builder configBuilder = E2bConfig.builder();
+        private E2bConfig config;
+        private String template;
+        private Duration sandboxTimeout;
+        private WorkspaceMode mode;
+        private boolean internetAccess;
+        private final Map<String, String> metadata = new LinkedHashMap<>();
+        private final Map<String, String> envVars = new LinkedHashMap<>();
+        private String user;
+        private String baseDir;
+        private Boolean codeInterpreter;
+        private String sharedSandboxId;
+        private boolean secure = true;
+
+        private Builder() {
+            hostEnvironment(Map.of());
+        }
+
+        /** The API key; default {@code E2B_API_KEY}. */
+        public Builder apiKey(String apiKey) {
+            configBuilder.apiKey(apiKey);
+            return this;
+        }
+
+        /** The domain; default {@code E2B_DOMAIN}, else {@value E2bConfig#DEFAULT_DOMAIN}. */
+        public Builder domain(String domain) {
+            configBuilder.domain(domain);
+            return this;
+        }
+
+        /** The control plane's URL; default {@code E2B_API_URL}, else {@code https://api.<domain>}. */
+        public Builder apiUrl(String apiUrl) {
+            configBuilder.apiUrl(apiUrl);
+            return this;
+        }
+
+        /** One data-plane URL for every sandbox; default {@code E2B_SANDBOX_URL}, else each sandbox's own. */
+        public Builder sandboxUrl(String sandboxUrl) {
+            configBuilder.sandboxUrl(sandboxUrl);
+            return this;
+        }
+
+        /** How long one request may take to be answered; default 60 seconds. */
+        public Builder requestTimeout(Duration timeout) {
+            configBuilder.requestTimeout(timeout);
+            return this;
+        }
+
+        /** Attempts and first backoff for answers 429 and 5xx; default 4 attempts from 250 ms. */
+        public Builder retries(int maxAttempts, Duration firstBackoff) {
+            configBuilder.retries(maxAttempts, firstBackoff);
+            return this;
+        }
+
+        /** Where the {@code E2B_*} variables are read from; default {@code System.getenv()}. */
+        public Builder e2bVariables(Map<String, String> variables) {
+            configBuilder.environment(variables);
+            return this;
+        }
+
+        /** A complete connection configuration, replacing the connection setters above. */
+        public Builder config(E2bConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /** The sandbox template; default {@value E2bEngine#DEFAULT_TEMPLATE}. */
+        public Builder template(String template) {
+            this.template = template;
+            return this;
+        }
+
+        /**
+         * How long a sandbox lives past its last renewal; the engine renews sandboxes in use every third of it.
+         * Default 300 seconds; at least 10 seconds.
+         */
+        public Builder sandboxTimeout(Duration timeout) {
+            this.sandboxTimeout = timeout;
+            return this;
+        }
+
+        /** One sandbox per workspace (default) or one shared by all; see {@link WorkspaceMode}. */
+        public Builder workspaceMode(WorkspaceMode mode) {
+            this.mode = mode;
+            return this;
+        }
+
+        /**
+         * Uses an existing sandbox for all workspaces ({@link WorkspaceMode#SHARED_SANDBOX}): the engine connects to
+         * it (resuming it when paused), never kills it, and removes its own workspaces from it at close.
+         */
+        public Builder sharedSandbox(String sandboxId) {
+            this.sharedSandboxId = sandboxId;
+            return this;
+        }
+
+        /** Lets programs reach the internet (E2B's {@code allow_internet_access}); default false. */
+        public Builder internetAccess(boolean allow) {
+            this.internetAccess = allow;
+            return this;
+        }
+
+        /** Metadata added to every sandbox the engine creates (besides its own {@code dev.codeexec.*} keys). */
+        public Builder metadata(Map<String, String> metadata) {
+            this.metadata.putAll(metadata);
+            return this;
+        }
+
+        /**
+         * Environment variables of the sandboxes (E2B's {@code envVars}): they reach the template's own services
+         * and the code interpreter, not programs run by this engine, whose environment is exactly the run's.
+         */
+        public Builder sandboxEnvVars(Map<String, String> envVars) {
+            this.envVars.putAll(envVars);
+            return this;
+        }
+
+        /** The Linux user of the sandbox that programs run as and files belong to; default {@value #DEFAULT_USER}. */
+        public Builder user(String user) {
+            this.user = user;
+            return this;
+        }
+
+        private static final String DEFAULT_USER = E2bEngine.DEFAULT_USER;
+
+        /**
+         * The directory of the sandbox that holds the workspaces (and the engine's root-only staging directory);
+         * default {@code /home/<user>/workspaces}.
+         */
+        public Builder baseDir(String baseDir) {
+            this.baseDir = baseDir;
+            return this;
+        }
+
+        /**
+         * Whether python blocks run in the template's code interpreter (port 49999) or as scripts; default true
+         * for templates whose name starts with {@code code-interpreter}.
+         */
+        public Builder codeInterpreter(boolean use) {
+            this.codeInterpreter = use;
+            return this;
+        }
+
+        /** Whether envd requires the sandbox's access token (E2B's {@code secure}); default true. */
+        public Builder secure(boolean secure) {
+            this.secure = secure;
+            return this;
+        }
+
+        /**
+         * @throws E2bAuthenticationException when no API key is set
+         * @throws InvalidSpecException       for settings out of range
+         */
+        public E2bEngine build() {
+            return new E2bEngine(this);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package dev.codeexec.e2b;
+
+import java.time.Duration;
+import java.util.Map;
+
+/** What {@link E2bEngine}'s builder resolved, for the parts that create and use sandboxes. */
+record E2bSettings(String template, Duration sandboxTimeout, WorkspaceMode mode, boolean internetAccess,
+                   Map<String, String> metadata, Map<String, String> envVars, String user, String baseDir,
+                   boolean codeInterpreter, String sharedSandboxId, boolean secure) {
+
+    E2bSettings {
+        metadata = Map.copyOf(metadata);
+        envVars = Map.copyOf(envVars);
+    }
+
+    /** The private staging directory under the base directory (root-only, same file system as the workspaces). */
+    String stagingDir() {
+        return baseDir + "/.codeexec";
+    }
+}

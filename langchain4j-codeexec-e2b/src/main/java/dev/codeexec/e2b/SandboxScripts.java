@@ -1,0 +1,136 @@
+package dev.codeexec.e2b;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The small POSIX shell programs the engine runs in a sandbox. Every path, id and argv travels as a positional
+ * argument or in an uploaded manifest, never as text spliced into a script. They need a POSIX {@code sh} and
+ * util-linux and coreutils ({@code unshare}, {@code setpriv}, {@code prlimit}, {@code id}, {@code chown},
+ * {@code chmod}, {@code mv}, {@code touch}, {@code rm}), which E2B's Debian-based templates have.
+ */
+final class SandboxScripts {
+
+    private SandboxScripts() {
+    }
+
+    /**
+     * Prepares the sandbox and a workspace, as root: {@code base} and its private staging directory
+     * ({@code base/.codeexec}, mode 0700); with {@code probe} = 1, the workspace user's ids and a check that PID
+     * namespaces work (exit 12 if not); with a workspace id, the workspace and its layout, owned by the user, and its
+     * real path. Arguments: base user workspace probe uid gid layout-dir...
+     */
+    static final String SETUP = ""
+            + "base=$1 user=$2 ws=$3 probe=$4 uid=$5 gid=$6; shift 6\n"
+            + "mkdir -p -- \"$base\" || exit 10\n"
+            + "[ -d \"$base/.codeexec\" ] || mkdir -m 0700 -- \"$base/.codeexec\" || exit 10\n"
+            + "if [ \"$probe\" = 1 ]; then\n"
+            + "  uid=$(id -u -- \"$user\") && gid=$(id -g -- \"$user\") || exit 11\n"
+            + "  unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$gid\" --init-groups -- true"
+            + " || exit 12\n"
+            + "  echo \"codeexec-ids $uid $gid\"\n"
+            + "fi\n"
+            + "if [ -n \"$ws\" ]; then\n"
+            + "  root=$base/$ws\n"
+            + "  mkdir -- \"$root\" || exit 13\n"
+            + "  for d in \"$@\"; do mkdir -p -- \"$root/$d\" || exit 13; done\n"
+            + "  chown -R -- \"$uid:$gid\" \"$root\" || exit 13\n"
+            + "  echo \"codeexec-root $(cd -- \"$root\" && pwd -P)\"\n"
+            + "fi\n";
+
+    /**
+     * PID 1 of a run's PID namespace, as the workspace user: creates the run's directory, starts the program with the
+     * namespace's stdin, forwards TERM and INT to it, and exits with its status, which ends the namespace and kills
+     * whatever the program left behind. Arguments: run-dir argv...
+     */
+    static final String NS_INIT = ""
+            + "mkdir -p -- \"$1\" 2>/dev/null; shift\n"
+            + "exec 3<&0\n"
+            + "\"$@\" 0<&3 3<&- &\n"
+            + "p=$!\n"
+            + "exec 3<&-\n"
+            + "trap 't=1; kill -TERM \"$p\" 2>/dev/null' TERM\n"
+            + "trap 't=1; kill -INT \"$p\" 2>/dev/null' INT\n"
+            + "while :; do\n"
+            + "  t=0\n"
+            + "  wait \"$p\"\n"
+            + "  s=$?\n"
+            + "  if [ \"$t\" = 0 ] || ! kill -0 \"$p\" 2>/dev/null; then exit \"$s\"; fi\n"
+            + "done\n";
+
+    /**
+     * Sends a signal to the children of a process (a run's namespace PID 1, the only child of its {@code unshare}),
+     * as root, found by their parent in {@code /proc}. Arguments: parent-pid signal-name.
+     */
+    static final String SIGNAL = ""
+            + "pid=$1 sig=$2\n"
+            + "for d in /proc/[0-9]*; do\n"
+            + "  read -r st 2>/dev/null < \"$d/stat\" || continue\n"
+            + "  st=${st##*) }\n"
+            + "  set -f; set -- $st; set +f\n"
+            + "  [ \"$2\" = \"$pid\" ] && kill -s \"$sig\" \"${d#/proc/}\" 2>/dev/null\n"
+            + "done\n"
+            + "exit 0\n";
+
+    /**
+     * Moves uploaded files into place, as root: for each manifest line {@code <mode> <blob> <dest>} (dest encoded, see
+     * {@link #encode}) it gives the blob to the workspace user, sets its mode and renames it over {@code dest}, so a
+     * reader sees the old file or the new, and a link at {@code dest} is replaced, never written through. A
+     * {@code dest} that is a directory stops it (exit 3, {@code codeexec-isdir <line>}). The staging directory is
+     * removed in any case. Arguments: uid gid staging-dir.
+     */
+    static final String FINISH_WRITES = ""
+            + "uid=$1 gid=$2 stage=$3\n"
+            + "trap 'rm -rf -- \"$stage\"' EXIT\n"
+            + "n=0\n"
+            + "while read -r m b p; do\n"
+            + "  x=$(printf '%bx' \"$p\"); p=${x%x}\n"
+            + "  if [ -d \"$p\" ] && [ ! -L \"$p\" ]; then echo \"codeexec-isdir $n\"; exit 3; fi\n"
+            + "  chown -- \"$uid:$gid\" \"$stage/$b\" && chmod -- \"$m\" \"$stage/$b\""
+            + " && mv -f -T -- \"$stage/$b\" \"$p\" || { echo \"codeexec-failed $n\"; exit 4; }\n"
+            + "  n=$((n+1))\n"
+            + "done < \"$stage/manifest\"\n";
+
+    /**
+     * Builds an imported tree from uploaded files, as root, and moves it over the destination: for each manifest line
+     * {@code d <mode> - - <path>} or {@code f <mode> <mtime> <blob> <path>} (path relative to the tree, encoded,
+     * {@code .} for its root) it creates the directory or places the file with its mode and modification time, then
+     * gives the tree to the workspace user, removes what was at the destination (a link there is removed, not
+     * followed) and renames the tree into place. A failure removes the tree and leaves the destination as it was
+     * (exit 4). The staging directory is removed in any case. Arguments: uid gid staging-dir destination.
+     */
+    static final String FINISH_IMPORT = ""
+            + "uid=$1 gid=$2 stage=$3 dest=$4; tree=$stage/tree\n"
+            + "trap 'rm -rf -- \"$stage\"' EXIT\n"
+            + "fail() { echo \"codeexec-failed $1\"; exit 4; }\n"
+            + "while read -r t m ts b p; do\n"
+            + "  x=$(printf '%bx' \"$p\"); p=${x%x}\n"
+            + "  if [ \"$p\" = . ]; then at=$tree; else at=$tree/$p; fi\n"
+            + "  case $t in\n"
+            + "    d) mkdir -p -- \"$at\" && chmod -- \"$m\" \"$at\" || fail mkdir ;;\n"
+            + "    f) mv -f -T -- \"$stage/$b\" \"$at\" && chmod -- \"$m\" \"$at\" && touch -m -d \"@$ts\" -- \"$at\""
+            + " || fail file ;;\n"
+            + "  esac\n"
+            + "done < \"$stage/manifest\"\n"
+            + "[ -e \"$tree\" ] || fail empty\n"
+            + "chown -R -h -- \"$uid:$gid\" \"$tree\" || fail chown\n"
+            + "rm -rf -- \"$dest\" && mv -f -T -- \"$tree\" \"$dest\" || fail replace\n";
+
+    /**
+     * A path as the manifests carry it: letters, digits and {@code . _ / -} as they are, every other byte of its UTF-8
+     * form as {@code \0ooo}, which {@code printf '%b'} turns back into the byte. So spaces, newlines, quotes and
+     * non-ASCII names travel intact through a line-based manifest.
+     */
+    static String encode(String path) {
+        StringBuilder sb = new StringBuilder();
+        for (byte b : path.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xFF;
+            if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_'
+                    || c == '/' || c == '-') {
+                sb.append((char) c);
+            } else {
+                sb.append(String.format("\\0%03o", c));
+            }
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,208 @@
+package dev.codeexec.e2b;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.ProgramSession;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspacePolicy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Who owns which sandbox, and when it goes: every sandbox the engine created is killed at close and when its
+ * workspace is removed, a failed setup kills the sandbox it was setting up, a sandbox that ends under a run is
+ * reported as gone, a busy sandbox is renewed before its timeout, internet access is off unless asked for.
+ */
+class E2bLifecycleIT {
+
+    private static Path base;
+    private static FakeE2b fake;
+
+    @BeforeAll
+    static void startFake() throws Exception {
+        FakeTesting.requireHost();
+        base = Files.createTempDirectory("e2b-lifecycle");
+        fake = new FakeE2b(base);
+    }
+
+    @AfterAll
+    static void stopFake() throws Exception {
+        if (fake != null) {
+            fake.close();
+        }
+        if (base != null) {
+            FakeEnvd.removeAll(base);
+        }
+    }
+
+    @Test
+    void should_kill_every_sandbox_it_created_at_close_and_at_cleanup() {
+        E2bEngine engine = fake.engine().build();
+        List<String> ids = new ArrayList<>();
+        Workspace first = null;
+        for (int i = 0; i < 3; i++) {
+            Workspace ws = engine.manager().createWorkspace("c" + i, WorkspacePolicy.DEFAULT);
+            first = first == null ? ws : first;
+            ids.add(engine.sandboxId(ws));
+        }
+        assertThat(fake.live()).containsAll(ids);
+
+        engine.manager().cleanup(first);
+        assertThat(fake.live()).doesNotContain(ids.get(0)).contains(ids.get(1), ids.get(2));
+        engine.close();
+
+        assertThat(fake.live()).doesNotContainAnyElementsOf(ids);
+        assertThat(fake.killed()).containsAll(ids);
+    }
+
+    @Test
+    void should_remove_a_shared_workspace_with_its_session_and_kill_the_shared_sandbox_at_close() throws Exception {
+        E2bEngine engine = fake.engine().workspaceMode(WorkspaceMode.SHARED_SANDBOX).build();
+        Workspace a = engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
+        Workspace b = engine.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
+        String id = engine.sandboxId(a);
+        assertThat(engine.sandboxId(b)).isEqualTo(id);
+        String marker = "3" + System.nanoTime() % 100000 + ".5";
+        ProgramSession s = engine.interactive().orElseThrow().startProgram(a, RunProgramSpec.builder("sleep")
+                .args(marker).timeout(Duration.ofMinutes(5)).build());
+        assertThat(running(marker)).isTrue();
+
+        engine.manager().cleanup(a);
+
+        assertThat(Files.exists(Path.of(a.path()))).isFalse();
+        assertThat(Files.exists(Path.of(b.path()))).isTrue();
+        assertThat(running(marker)).as("the removed workspace's program").isFalse();
+        assertThat(fake.live()).contains(id);
+        s.close();
+        engine.close();
+        assertThat(fake.live()).doesNotContain(id);
+    }
+
+    @Test
+    void should_use_a_shared_sandbox_it_did_not_create_without_killing_it() throws Exception {
+        String id;
+        try (E2bControlPlane api = E2bControlPlane.create(E2bConfig.builder().environment(java.util.Map.of())
+                .apiKey(FakeE2b.API_KEY).apiUrl(fake.url()).build())) {
+            id = api.create(SandboxSpec.builder("base").timeout(Duration.ofHours(1)).build()).sandboxId();
+        }
+        E2bEngine engine = fake.engine().sharedSandbox(id).build();
+        Workspace a = engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
+        Workspace b = engine.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
+        assertThat(engine.sandboxId(a)).isEqualTo(id).isEqualTo(engine.sandboxId(b));
+        assertThat(engine.describe().networkAllowed()).as("what E2B reports for that sandbox").isFalse();
+
+        engine.close();
+
+        assertThat(fake.live()).contains(id);
+        assertThat(Files.exists(Path.of(a.path()))).isFalse();
+        assertThat(Files.exists(Path.of(b.path()))).isFalse();
+        assertThat(fake.sandbox(id).endAt()).isAfter(java.time.Instant.now().plus(Duration.ofMinutes(50)));
+        fake.expire(id);
+    }
+
+    @Test
+    void should_kill_the_sandbox_when_its_setup_fails() {
+        int before = fake.created().size();
+        E2bEngine engine = fake.engine().user("nosuchuser").build();
+
+        assertThatThrownBy(() -> engine.manager().createWorkspace("x", WorkspacePolicy.DEFAULT))
+                .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("no user 'nosuchuser'");
+        List<String> made = fake.created().subList(before, fake.created().size());
+        assertThat(made).hasSize(1);
+        assertThat(fake.live()).doesNotContain(made.get(0));
+        engine.close();
+    }
+
+    @Test
+    void should_report_a_sandbox_that_ends_under_a_run_as_gone_and_fail_fast_afterwards() throws Exception {
+        try (E2bEngine engine = fake.engine().build()) {
+            Workspace ws = engine.manager().createWorkspace("expiring", WorkspacePolicy.DEFAULT);
+            String id = engine.sandboxId(ws);
+            CompletableFuture<RunResult> run = CompletableFuture.supplyAsync(() -> engine.runner().runProgram(ws,
+                    RunProgramSpec.builder("sh").args("-c", "echo started; sleep 300").timeout(Duration.ofMinutes(5))
+                            .build()));
+            waitFor(() -> fake.sandbox(id) != null && fake.sandbox(id).envd.running() > 0);
+
+            fake.expire(id);
+            Throwable t = catchThrowable(() -> run.get(60, TimeUnit.SECONDS));
+
+            assertThat(t).hasCauseInstanceOf(E2bSandboxGoneException.class);
+            assertThat(((E2bSandboxGoneException) t.getCause()).sandboxId()).isEqualTo(id);
+            fake.clearRequests();
+            assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("work/x", "x"))))
+                    .isInstanceOf(E2bSandboxGoneException.class);
+            assertThat(fake.requests()).as("a sandbox known to be gone is not asked again").isEmpty();
+        }
+    }
+
+    @Test
+    void should_renew_a_busy_sandbox_before_its_timeout() {
+        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(15)).build()) {
+            Workspace ws = engine.manager().createWorkspace("long", WorkspacePolicy.DEFAULT);
+            String id = engine.sandboxId(ws);
+
+            // Longer than the timeout: the renewer (every 5 s) keeps the busy sandbox alive.
+            RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", "sleep 20; echo done")
+                    .timeout(Duration.ofSeconds(60)).build());
+
+            assertThat(r.stdout()).isEqualTo("done\n");
+            assertThat(fake.live()).contains(id);
+            assertThat(fake.requests()).anyMatch(q -> q.path().equals("/sandboxes/" + id + "/timeout"));
+        }
+    }
+
+    @Test
+    void should_let_an_idle_sandbox_expire_by_its_timeout_and_then_report_its_workspace_gone() throws Exception {
+        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(10)).build()) {
+            Workspace ws = engine.manager().createWorkspace("idle", WorkspacePolicy.DEFAULT);
+            String id = engine.sandboxId(ws);
+
+            waitFor(() -> !fake.live().contains(id));
+
+            assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
+                    .isInstanceOf(E2bSandboxGoneException.class);
+        }
+    }
+
+    @Test
+    void should_keep_internet_access_off_unless_asked_for_and_say_so() {
+        try (E2bEngine off = fake.engine().build(); E2bEngine on = fake.engine().internetAccess(true).build()) {
+            Workspace a = off.manager().createWorkspace("off", WorkspacePolicy.DEFAULT);
+            Workspace b = on.manager().createWorkspace("on", WorkspacePolicy.DEFAULT);
+
+            assertThat(off.describe().networkAllowed()).isFalse();
+            assertThat(fake.sandbox(off.sandboxId(a)).internet).isFalse();
+            assertThat(on.describe().networkAllowed()).isTrue();
+            assertThat(fake.sandbox(on.sandboxId(b)).internet).isTrue();
+        }
+    }
+
+    private static boolean running(String marker) throws Exception {
+        Process p = new ProcessBuilder("pgrep", "-f", "sleep " + marker).start();
+        return p.waitFor() == 0;
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("condition not met within 60 s");
+            }
+            Thread.sleep(20);
+        }
+    }
+}
