@@ -125,9 +125,12 @@ final class SandboxLayout {
     private SandboxLayout() {
     }
 
-    /** {@link #plan(PermissionProfile, Path, Path, List, Path, SandboxUser)} for programs of the JVM's own user. */
+    /**
+     * {@link #plan(PermissionProfile, Path, Path, List, Path, SandboxUser, ProtectedNameScanner)} for programs of the
+     * JVM's own user, with a scanner that remembers nothing.
+     */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir) {
-        return plan(profile, workspace, sandboxRoot, homes, pinDir, null);
+        return plan(profile, workspace, sandboxRoot, homes, pinDir, null, new ProtectedNameScanner());
     }
 
     /**
@@ -148,6 +151,8 @@ final class SandboxLayout {
      * @param pinDir      a private directory of this run for the hard links of pinned files (created when needed),
      *                    or null to pin nothing (a path-based sandbox such as Seatbelt mounts nothing)
      * @param user        who the program runs as (grants it cannot use are refused); null for the JVM's user
+     * @param scanner     finds protected metadata below the top of the writable roots, remembering what it listed
+     *                    (one per engine, so that a run lists only what changed since the last)
      * @throws PolicyViolationException when a grant no longer exists, passes through a link inside a writable
      *                                  directory or reaches into the sandbox root, protected metadata is a link, a
      *                                  special file or has another name, a hidden file has another name, or more
@@ -156,7 +161,7 @@ final class SandboxLayout {
      *                                  cannot use a grant
      */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir,
-                     SandboxUser user) {
+                     SandboxUser user, ProtectedNameScanner scanner) {
         Map<String, LayoutEntry> entries = new LinkedHashMap<>();
         List<String> changeable = new ArrayList<>();
         changeable.add(workspace.toString());
@@ -215,7 +220,7 @@ final class SandboxLayout {
         }
         KernelGuards.refuseWritableKernelTrees(entries);
         List<String> placeholders = new ArrayList<>();
-        ProtectedMetadata.protect(profile, entries, workspace, sandboxRoot, hostWorkspace, placeholders);
+        ProtectedMetadata.protect(profile, entries, workspace, sandboxRoot, hostWorkspace, placeholders, scanner);
         if (!profile.noAccessGlobs().isEmpty()) {
             RulePaths.hideGlobMatches(profile, workspace, entries);
         }
