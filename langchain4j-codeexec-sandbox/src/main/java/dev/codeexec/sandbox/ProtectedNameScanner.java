@@ -31,11 +31,12 @@ import java.util.function.Predicate;
  * were when it was listed still has the same entries, and a run costs one {@code lstat} per directory (2.5–6 µs here:
  * 25–65 ms for those 100,000 files in 10,000 directories) plus a listing of each directory that changed.
  *
- * <p><b>Coarse clocks.</b> File times come from a clock that may advance in steps of a few milliseconds; a directory
- * changed in the same step as its listing would keep the ctime the listing recorded. A listing is therefore trusted
- * only when the directory's ctime was at least {@link #SETTLE_NANOS} older than the scan that made it: any change
- * after the scan looked at the directory then gets a later ctime, seen by the next scan. A directory changed more
- * recently is listed again on the next scan. The ctime is read before the listing, so a change during the listing
+ * <p><b>Coarse clocks.</b> File times come from a clock that advances in steps (a scheduler tick, up to 10 ms; a whole
+ * second on file systems without sub-second times); a directory changed in the same step as its listing would keep
+ * the ctime the listing recorded. A listing is therefore trusted only when the directory's ctime was older than the
+ * scan that made it by more than a step: {@link #SETTLE_NANOS}, or {@link #COARSE_SETTLE_NANOS} when the ctime has no
+ * sub-second part (a file system with whole-second times, or by chance). Any change after the scan looked at the
+ * directory then gets a later ctime, seen by the next scan; a directory changed more recently is listed again. The ctime is read before the listing, so a change during the listing
  * (by a host process, or a concurrent run sharing a write grant) is seen again next time too.
  *
  * <p><b>Bounds, fail closed.</b> A scan visits at most {@link #MAX_DIRECTORIES} directories and lists at most
@@ -54,8 +55,14 @@ final class ProtectedNameScanner {
     /** Most directory entries one scan lists (a new tree of this size is listed once, then only what changes). */
     static final int MAX_ENTRIES = 1_000_000;
 
-    /** How much older than the scan a directory's ctime must be for its listing to be trusted later: 1 s. */
-    static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * How much older than the scan a directory's ctime must be for its listing to be trusted later: 100 ms, ten
+     * times the coarsest scheduler tick that file times advance by.
+     */
+    static final long SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** The same for a ctime without a sub-second part, which may come from a clock of whole seconds: 2 s. */
+    static final long COARSE_SETTLE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     /** Roots remembered at most (workspaces are forgotten when they close; grants of runs come and go). */
     static final int MAX_ROOTS = 1024;
@@ -173,7 +180,7 @@ final class ProtectedNameScanner {
                 state.names = List.copyOf(names);
                 state.node = null;
             }
-            Scan scan = new Scan(names, skip, wallClockNanos.getAsLong() - SETTLE_NANOS, maxDirectories, maxEntries);
+            Scan scan = new Scan(names, skip, wallClockNanos.getAsLong(), maxDirectories, maxEntries);
             try {
                 state.node = scan.run(root, state.node);
             } catch (RuntimeException e) {
@@ -256,7 +263,7 @@ final class ProtectedNameScanner {
     private static final class Scan {
         final List<String> names;
         final Predicate<String> skip;
-        final long settledBefore;
+        final long now;
         final int maxDirectories;
         final long maxEntries;
         final List<Found> found = new ArrayList<>();
@@ -264,10 +271,10 @@ final class ProtectedNameScanner {
         int listed;
         long entries;
 
-        Scan(List<String> names, Predicate<String> skip, long settledBefore, int maxDirectories, long maxEntries) {
+        Scan(List<String> names, Predicate<String> skip, long now, int maxDirectories, long maxEntries) {
             this.names = names;
             this.skip = skip;
-            this.settledBefore = settledBefore;
+            this.now = now;
             this.maxDirectories = maxDirectories;
             this.maxEntries = maxEntries;
         }
@@ -357,7 +364,7 @@ final class ProtectedNameScanner {
             }
             String[] subdirs = dirs.isEmpty() ? NO_NAMES : dirs.keySet().toArray(NO_NAMES);
             Node[] children = dirs.isEmpty() ? NO_NODES : dirs.values().toArray(NO_NODES);
-            return new Node(dev, ino, ctime, ctime < settledBefore, subdirs, children,
+            return new Node(dev, ino, ctime, settled(ctime, now), subdirs, children,
                     hits == null ? NO_NAMES : hits.toArray(NO_NAMES));
         }
 
@@ -402,6 +409,15 @@ final class ProtectedNameScanner {
                         + "metadata in it (" + e.getClass().getSimpleName() + "); refusing to run");
             }
         }
+    }
+
+    /**
+     * True when a listing made at {@code now} of a directory whose ctime is {@code ctime} (both in nanoseconds since
+     * the epoch) may be trusted later: see the class comment.
+     */
+    static boolean settled(long ctime, long now) {
+        long step = ctime % 1_000_000_000L == 0 ? COARSE_SETTLE_NANOS : SETTLE_NANOS;
+        return ctime < now - step;
     }
 
     private static long nowNanos() {

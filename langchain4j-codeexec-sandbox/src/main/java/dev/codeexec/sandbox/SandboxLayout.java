@@ -27,18 +27,19 @@ import java.util.Set;
  *       path) is {@linkplain Mount.Kind#KEEP held in place}: a mount point, which no program can rename or remove,
  *       so the named thing stays where its name says, run after run. A hidden file with another hard link cannot be
  *       kept hidden, and the run is refused, naming the rule;</li>
- *   <li>protected metadata is protected at the top of every writable root, and wherever it appears inside a host
- *       directory granted writable (or a host directory used as the workspace); a name that does not exist at a
- *       writable root is occupied by an empty read-only placeholder, so that no program can create it there
- *       (unless the profile {@linkplain PermissionProfile#withProtectedMetadataCreation allows it}); a protected tree
- *       with a file that has another hard link, or a link into a writable directory, is refused, because that other
- *       name would keep it writable;</li>
+ *   <li>protected metadata is protected wherever it appears in a writable root, at the top and at any depth below
+ *       it (see {@link ProtectedMetadata}); a name that does not exist at the top of a writable root is occupied by an
+ *       empty read-only placeholder, so that no program can create it there (unless the profile
+ *       {@linkplain PermissionProfile#withProtectedMetadataCreation allows it}), and one created below the top is
+ *       protected from the next run on; a protected tree with a file that has another hard link, or a link into a
+ *       writable directory, is refused, because that other name would keep it writable;</li>
  *   <li>nothing that lets a program change host-wide kernel state is writable: write grants at or below
  *       {@code /proc}, {@code /sys} or {@code /dev} are refused, and kernel interface file systems mounted inside a
  *       write grant are remounted read-only.</li>
  * </ul>
  *
- * <p>Run per run, not cached (except the verification of a protected tree, which only a host process can change):
+ * <p>Run per run, not cached (except the verification of a protected tree, which only a host process can change, and
+ * the listings of unchanged directories the search for protected metadata remembers, which a change would invalidate):
  * a secret created on the host after the engine started is still hidden.
  */
 final class SandboxLayout {

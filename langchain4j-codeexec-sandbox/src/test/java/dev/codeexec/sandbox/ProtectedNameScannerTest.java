@@ -123,12 +123,14 @@ class ProtectedNameScannerTest {
     @Test
     void should_list_again_a_directory_changed_too_recently_to_trust_its_time() throws IOException {
         Files.createDirectories(root.resolve("work/p"));
-        ProtectedNameScanner realClock = new ProtectedNameScanner(); // just made: not settled yet
+        long newest = ctime(root.resolve("work/p"));
+        // A clock a millisecond after the last change: every directory is too fresh to trust its listing.
+        ProtectedNameScanner fresh = new ProtectedNameScanner(() -> newest + 1_000_000L, 1_000, 10_000);
 
-        find(realClock);
-        find(realClock);
+        find(fresh);
+        find(fresh);
 
-        assertThat(realClock.listedLastScan(root)).isEqualTo(3);
+        assertThat(fresh.listedLastScan(root)).isEqualTo(3);
     }
 
     @Test
@@ -218,5 +220,17 @@ class ProtectedNameScannerTest {
         assertThat(small.remembered(c)).isEqualTo(3);
         small.forget(b);
         assertThat(small.remembered(null)).isEqualTo(3);
+    }
+
+    @Test
+    void should_trust_a_listing_only_when_the_ctime_is_older_than_a_clock_step() {
+        long now = TimeUnit.SECONDS.toNanos(1_700_000_000L) + 500_000_000L;
+        long ms = 1_000_000L;
+        assertThat(ProtectedNameScanner.settled(now - 150 * ms, now)).isTrue();
+        assertThat(ProtectedNameScanner.settled(now - 50 * ms, now)).as("within a tick's margin").isFalse();
+        // A ctime of whole seconds may come from a file system without sub-second times: two seconds' margin.
+        long whole = TimeUnit.SECONDS.toNanos(1_700_000_000L - 1);
+        assertThat(ProtectedNameScanner.settled(whole, now)).isFalse();
+        assertThat(ProtectedNameScanner.settled(whole, now + TimeUnit.SECONDS.toNanos(1))).isTrue();
     }
 }
