@@ -16,7 +16,9 @@ import java.util.TreeSet;
  * and something a rule names there are held in place (a {@link Mount.Kind#KEEP} mount point no program can rename or
  * remove), so one run cannot move a hidden or protected path to a name no rule covers for the next. Binds inside a
  * writable directory, where a program running at the same time could swap a name for a link, are pinned: a
- * directory becomes a descriptor the launcher opens and verifies, a file a hard link in a private directory.
+ * directory becomes a descriptor the launcher opens and verifies, a file a hard link in a private directory. Inside
+ * the workspace, where nothing else runs while a run is set up, directories held in place and protected directories
+ * below its top are bound by name and checked by the launcher instead (they can be many; descriptors are few).
  */
 final class LayoutPinning {
 
@@ -84,8 +86,11 @@ final class LayoutPinning {
                 throw new PolicyViolationException("'" + shown + "' vanished while the sandbox was planned; "
                         + "nothing ran (a program running in the same workspace may be changing it)");
             }
-            if (e.kind == Mount.Kind.KEEP && a.isDirectory() && path.startsWith(ws + "/")) {
+            boolean nestedRepository = e.kind == Mount.Kind.PROTECT && !ws.equals(LayoutPaths.parent(path));
+            if ((e.kind == Mount.Kind.KEEP || nestedRepository) && a.isDirectory() && path.startsWith(ws + "/")) {
                 // Inside the workspace only: no other program can change it before the mount (one per workspace).
+                // Protected directories below the top are bound this way too: there can be any number of them (a
+                // repository per project), while the descriptors are few; those at the top keep their descriptor.
                 checked.add(path);
                 continue;
             }

@@ -37,7 +37,7 @@ import java.util.Objects;
  * <p><b>Decision.</b> For any path the most specific matching rule wins (the one with most path segments); on equal
  * specificity no-access beats write, which beats read; a path no rule covers is not visible. A no-access glob counts as
  * an exact rule on each path it matches, so it beats every directory grant. Protected metadata ({@code .git} by
- * default) directly inside any writable root stays read-only, even when the root is writable.
+ * default) stays read-only wherever it appears in a writable root, even when the root is writable.
  *
  * <p><b>Errors.</b> Bad input fails here, before anything runs, with {@link InvalidSpecException}: a grant of a host
  * path that does not exist, a glob in a grant, a no-access rule and a grant on the same path, a write grant inside
@@ -60,8 +60,8 @@ public final class PermissionProfile {
             "/var/spool");
 
     /**
-     * Names that stay read-only directly inside every writable root (the workspace root and each write grant), so
-     * that a program cannot plant, for example, git hooks the host later runs.
+     * Names that stay read-only wherever they appear in a writable root (the workspace and each write grant, at the
+     * top and below it), so that a program cannot plant, for example, git hooks the host later runs.
      */
     public static final List<String> DEFAULT_PROTECTED_METADATA = List.of(".git", ".codeexec");
 
@@ -101,21 +101,23 @@ public final class PermissionProfile {
     private final List<String> noAccessGlobs;
     private final List<String> protectedMetadata;
     private final boolean protectedMetadataCreation;
+    private final boolean nestedMetadataWrites;
 
     private PermissionProfile(Enforcement enforcement, NetworkMode network, Map<String, FileAccess> rules,
                               List<String> noAccessGlobs, List<String> protectedMetadata) {
-        this(enforcement, network, rules, noAccessGlobs, protectedMetadata, false);
+        this(enforcement, network, rules, noAccessGlobs, protectedMetadata, false, false);
     }
 
     private PermissionProfile(Enforcement enforcement, NetworkMode network, Map<String, FileAccess> rules,
                               List<String> noAccessGlobs, List<String> protectedMetadata,
-                              boolean protectedMetadataCreation) {
+                              boolean protectedMetadataCreation, boolean nestedMetadataWrites) {
         this.enforcement = enforcement;
         this.network = network;
         this.rules = Collections.unmodifiableMap(new LinkedHashMap<>(rules));
         this.noAccessGlobs = List.copyOf(noAccessGlobs);
         this.protectedMetadata = List.copyOf(protectedMetadata);
         this.protectedMetadataCreation = protectedMetadataCreation;
+        this.nestedMetadataWrites = nestedMetadataWrites;
     }
 
     /**
@@ -207,7 +209,7 @@ public final class PermissionProfile {
         return noAccessGlobs;
     }
 
-    /** Names kept read-only directly inside each writable root (and wherever they appear in host directories). */
+    /** Names kept read-only wherever they appear in a writable root (see {@link #withProtectedMetadata}). */
     public List<String> protectedMetadata() {
         return protectedMetadata;
     }
@@ -226,7 +228,32 @@ public final class PermissionProfile {
      */
     public PermissionProfile withProtectedMetadataCreation() {
         requireManaged("withProtectedMetadataCreation");
-        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, protectedMetadata, true);
+        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, protectedMetadata, true,
+                nestedMetadataWrites);
+    }
+
+    /**
+     * True when programs may keep writing protected metadata they created below the workspace root (see
+     * {@link #withNestedMetadataWrites}).
+     */
+    public boolean allowsNestedMetadataWrites() {
+        return nestedMetadataWrites;
+    }
+
+    /**
+     * Lets programs keep writing the protected metadata they created <em>below</em> the workspace root in later runs:
+     * their own repositories ({@code git init} or {@code git clone} into {@code work/}), so that {@code git commit}
+     * keeps working run after run. <b>Off by default</b>: protected metadata is read-only wherever it appears in the
+     * writable tree, from the run after it appeared on, because the host's git may later run its hooks and
+     * configuration. Allowed, a program's repositories below the root must be trusted like anything else it wrote;
+     * the host must not run git in them. What stays protected regardless: the workspace root's own protected
+     * metadata, the metadata the application staged (anywhere in the workspace), and every repository inside a host
+     * directory (a write grant, or a host directory used as the workspace).
+     */
+    public PermissionProfile withNestedMetadataWrites() {
+        requireManaged("withNestedMetadataWrites");
+        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, protectedMetadata,
+                protectedMetadataCreation, true);
     }
 
     /**
@@ -240,8 +267,8 @@ public final class PermissionProfile {
     }
 
     /**
-     * Grants read and write access to the given paths (host-absolute paths must exist). Protected metadata directly
-     * inside each of them stays read-only.
+     * Grants read and write access to the given paths (host-absolute paths must exist). Protected metadata inside each
+     * of them stays read-only.
      *
      * @throws InvalidSpecException for a glob, a missing host path, the host root, a path inside protected metadata,
      *                              or a path that has a no-access rule
@@ -290,12 +317,15 @@ public final class PermissionProfile {
                 out.add(g);
             }
         }
-        return new PermissionProfile(enforcement, network, rules, out, protectedMetadata, protectedMetadataCreation);
+        return new PermissionProfile(enforcement, network, rules, out, protectedMetadata, protectedMetadataCreation,
+                nestedMetadataWrites);
     }
 
     /**
-     * Adds names that stay read-only directly inside every writable root (in addition to
-     * {@link #DEFAULT_PROTECTED_METADATA}).
+     * Adds names that stay read-only wherever they appear in a writable root (in addition to
+     * {@link #DEFAULT_PROTECTED_METADATA}): at the top of each root (where a missing one is occupied by a read-only
+     * placeholder during each run, unless {@link #withProtectedMetadataCreation} allows creating it) and at any depth
+     * below it, from the run after it appeared on.
      *
      * @throws InvalidSpecException for a name with {@code /}, a glob, {@code ..} or blank
      */
@@ -312,7 +342,8 @@ public final class PermissionProfile {
                 out.add(n);
             }
         }
-        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, out, protectedMetadataCreation);
+        return new PermissionProfile(enforcement, network, rules, noAccessGlobs, out, protectedMetadataCreation,
+                nestedMetadataWrites);
     }
 
     /**
@@ -328,7 +359,7 @@ public final class PermissionProfile {
                     + "enforce it; use workspaceWrite() or readOnly() for a restricted network");
         }
         return new PermissionProfile(enforcement, mode, rules, noAccessGlobs, protectedMetadata,
-                protectedMetadataCreation);
+                protectedMetadataCreation, nestedMetadataWrites);
     }
 
     /** Parses the mode (see {@link NetworkMode#parse}) and sets it. */
@@ -360,7 +391,7 @@ public final class PermissionProfile {
         next.remove(path);
         next.put(path, access);
         return new PermissionProfile(enforcement, network, next, noAccessGlobs, protectedMetadata,
-                protectedMetadataCreation);
+                protectedMetadataCreation, nestedMetadataWrites);
     }
 
     private void checkNotInsideProtected(String path, String rawPath) {
@@ -506,18 +537,21 @@ public final class PermissionProfile {
         PermissionProfile that = (PermissionProfile) o;
         return enforcement == that.enforcement && network == that.network && rules.equals(that.rules)
                 && noAccessGlobs.equals(that.noAccessGlobs) && protectedMetadata.equals(that.protectedMetadata)
-                && protectedMetadataCreation == that.protectedMetadataCreation;
+                && protectedMetadataCreation == that.protectedMetadataCreation
+                && nestedMetadataWrites == that.nestedMetadataWrites;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(enforcement, network, rules, noAccessGlobs, protectedMetadata, protectedMetadataCreation);
+        return Objects.hash(enforcement, network, rules, noAccessGlobs, protectedMetadata, protectedMetadataCreation,
+                nestedMetadataWrites);
     }
 
     @Override
     public String toString() {
         return "PermissionProfile{enforcement=" + enforcement + ", network=" + network.id() + ", rules=" + rules
                 + ", noAccessGlobs=" + noAccessGlobs + ", protectedMetadata=" + protectedMetadata
-                + (protectedMetadataCreation ? ", protectedMetadataCreation" : "") + "}";
+                + (protectedMetadataCreation ? ", protectedMetadataCreation" : "")
+                + (nestedMetadataWrites ? ", nestedMetadataWrites" : "") + "}";
     }
 }

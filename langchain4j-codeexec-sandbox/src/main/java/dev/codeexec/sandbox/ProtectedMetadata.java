@@ -3,11 +3,9 @@ package dev.codeexec.sandbox;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,12 +15,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 /**
- * Keeps protected metadata (such as {@code .git}) read-only in every writable directory of a run: existing names at
- * the top of a writable root are protected, missing ones are occupied by an empty read-only placeholder so that no
- * program can create them (unless the profile allows it), nested ones inside host directories granted writable are
- * found by a walk, and a write grant reaching into protected metadata is refused. A protected tree with another name
- * a program could write through (a hard link, a link into a writable directory) is refused, since that name would
- * keep it writable; a verified tree is remembered by identity, because only a host process can change it afterwards.
+ * The one rule for protected metadata (such as {@code .git}): it is read-only wherever it appears in a writable
+ * directory of a run. At the top of a writable root, an existing name is protected and a missing one is occupied by an
+ * empty read-only placeholder, so that no program can create it (unless the profile allows it); below the top, every
+ * entry with a protected name that exists when a run is planned is protected (found by a {@link ProtectedNameScanner},
+ * which lists only what changed since the last run), so what a program creates below the top is protected from the
+ * next run on. A {@code .git} file protects the directory it points git at. A write grant reaching into protected
+ * metadata is refused, and so is a protected tree with another name a program could write through (a hard link, a
+ * link into a writable directory), since that name would keep it writable; a verified tree is remembered by identity,
+ * because only a host process can change it afterwards. One exception, asked for by the profile
+ * ({@link PermissionProfile#withNestedMetadataWrites}): what programs created below the root of their own workspace
+ * stays theirs.
  */
 final class ProtectedMetadata {
 
@@ -38,13 +41,19 @@ final class ProtectedMetadata {
 
     /**
      * Protected metadata: at the top of every writable root (existing: read-only; missing, or an empty directory left
-     * by an interrupted run: an empty read-only placeholder, unless the profile allows creating it), below the roots
-     * where the workspace or a write grant is a host directory (found by a walk), and where the application staged it
-     * (read rules of the workspace whose path ends in a protected name). A write grant reaching into protected
+     * by an interrupted run: an empty read-only placeholder, unless the profile allows creating it), below the top of
+     * every writable root wherever it exists now (unless the profile leaves programs their own below the workspace
+     * root), where the application staged it (read rules of the workspace whose path ends in a protected name), and
+     * the directories {@code .git} files point at inside writable roots. A write grant reaching into protected
      * metadata is refused.
+     *
+     * @param sandboxRoot   the engine's root (its other workspaces are never scanned)
+     * @param hostWorkspace true when the workspace is a host directory (whose repositories are the host's), not one
+     *                      of the engine's
+     * @param scanner       finds the entries below the tops of the writable roots
      */
-    static void protect(PermissionProfile profile, Map<String, LayoutEntry> entries, Path workspace,
-                                Path sandboxRoot, boolean hostWorkspace, List<String> placeholders) {
+    static void protect(PermissionProfile profile, Map<String, LayoutEntry> entries, Path workspace, Path sandboxRoot,
+                        boolean hostWorkspace, List<String> placeholders, ProtectedNameScanner scanner) {
         List<String> names = profile.protectedMetadata();
         List<String> writeRoots = LayoutEntry.writableRoots(entries);
         // Staged protected metadata arrives as read rules: it is protected, not merely read-only.
@@ -87,14 +96,18 @@ final class ProtectedMetadata {
                 entries.put(key, new LayoutEntry(Mount.Kind.PROTECT, name));
             }
         }
-        // Below the roots of host directories a sandbox can write: every repository there is the host's.
+        // Below the top of every writable root, wherever it appears (found by a scan that lists only what changed).
         for (String root : writeRoots) {
-            boolean engineWorkspace = root.equals(workspace.toString()) && !hostWorkspace;
-            if (engineWorkspace || LayoutPaths.isAtOrBelow(root, sandboxRoot.toString()) && !hostWorkspace) {
-                continue;
+            boolean inWorkspace = LayoutPaths.isAtOrBelow(root, workspace.toString());
+            if (!inWorkspace && LayoutPaths.isAtOrBelow(root, sandboxRoot.toString())) {
+                continue; // another workspace or the engine's state: refused below (LayoutChecks), never scanned
             }
-            findNestedProtected(Path.of(root), names, entries);
+            if (inWorkspace && !hostWorkspace && profile.allowsNestedMetadataWrites()) {
+                continue; // the programs' own repositories stay theirs (PermissionProfile#withNestedMetadataWrites)
+            }
+            protectNested(Path.of(root), names, entries, scanner, workspace);
         }
+        protectGitdirTargets(entries, workspace);
         // No writable bind at or below protected metadata: it would make it writable again.
         Map<String, LayoutEntry> snapshot = new LinkedHashMap<>(entries);
         snapshot.forEach((p, e) -> {
@@ -110,62 +123,124 @@ final class ProtectedMetadata {
         });
     }
 
-    /** Walks a host directory granted writable for protected names below its top, without following links. */
-    private static void findNestedProtected(Path root, List<String> names, Map<String, LayoutEntry> entries) {
-        int[] seen = {0};
-        try {
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-                    if (dir.equals(root)) {
-                        return FileVisitResult.CONTINUE;
-                    }
-                    count();
-                    LayoutEntry e = entries.get(dir.toString());
-                    if (e != null && !e.kind.isWritable()) {
-                        return FileVisitResult.SKIP_SUBTREE; // hidden, protected or read-only already
-                    }
-                    if (names.contains(dir.getFileName().toString()) && !dir.getParent().equals(root)) {
-                        entries.put(dir.toString(), new LayoutEntry(Mount.Kind.PROTECT, dir.getFileName().toString()));
-                        return FileVisitResult.SKIP_SUBTREE;
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
+    /**
+     * Protects every entry with a protected name below the top of the writable root {@code root}: a directory or a
+     * file becomes read-only; a link is refused, since what it leads to cannot be made read-only by its name. Entries
+     * the plan already covers (staged metadata, hidden paths) keep their rule; subtrees that are not writable, and
+     * writable roots nested in this one (scanned on their own), are not entered.
+     */
+    private static void protectNested(Path root, List<String> names, Map<String, LayoutEntry> entries,
+                                      ProtectedNameScanner scanner, Path workspace) {
+        String top = root.toString();
+        List<ProtectedNameScanner.Found> found = scanner.find(root, names, dir -> {
+            LayoutEntry e = entries.get(dir);
+            return e != null && (!e.kind.isWritable() || e.kind == Mount.Kind.BIND && !dir.equals(top));
+        });
+        for (ProtectedNameScanner.Found f : found) {
+            if (top.equals(LayoutPaths.parent(f.path())) || entries.containsKey(f.path())) {
+                continue; // the top of the root has its own rule (placeholders); a rule that covers it stands
+            }
+            if (f.type() == ProtectedNameScanner.Type.LINK) {
+                throw new PolicyViolationException("protected metadata '" + LayoutPaths.display(f.path(), workspace)
+                        + "' inside a writable directory is a symbolic link; refusing to run (remove the link, it may "
+                        + "have been planted)");
+            }
+            // A directory, a file, or something else (a FIFO): pinning refuses what cannot be mounted read-only.
+            entries.put(f.path(), new LayoutEntry(Mount.Kind.PROTECT, Path.of(f.path()).getFileName().toString()));
+        }
+    }
 
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                    count();
-                    if (names.contains(file.getFileName().toString()) && !file.getParent().equals(root)
-                            && !entries.containsKey(file.toString())) {
-                        if (attrs.isSymbolicLink()) {
-                            throw new PolicyViolationException("protected metadata '" + file.getFileName()
-                                    + "' inside a writable directory is a symbolic link; refusing to run (remove the "
-                                    + "link, it may have been planted)");
-                        }
-                        if (attrs.isRegularFile()) {
-                            entries.put(file.toString(), new LayoutEntry(Mount.Kind.PROTECT, file.getFileName()
-                                    .toString()));
-                        }
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
+    /** Longest {@code .git} file read for its {@code gitdir:} line (a path, so PATH_MAX and a prefix). */
+    private static final int MAX_GITFILE_BYTES = 4200;
 
-                @Override
-                public FileVisitResult visitFileFailed(Path file, IOException exc) {
-                    return FileVisitResult.CONTINUE;
+    /**
+     * A {@code .git} <em>file</em> (a worktree's or submodule's "gitdir: &lt;path&gt;" pointer) is protected like the
+     * directory it names: git uses that directory as the repository, hooks and configuration included. When the
+     * directory lies in a writable root of this run, it is protected too (from the first run that finds the pointer);
+     * elsewhere it is the host's, and read-only or hidden already. A pointer through a link inside a writable root, or
+     * at a writable root itself, is refused: neither can be made read-only.
+     */
+    private static void protectGitdirTargets(Map<String, LayoutEntry> entries, Path workspace) {
+        List<String> writable = LayoutEntry.writableRoots(entries);
+        Map<String, String> targets = new LinkedHashMap<>();
+        entries.forEach((path, e) -> {
+            Path p = Path.of(path);
+            if (e.kind != Mount.Kind.PROTECT || p.getFileName() == null || !p.getFileName().toString().equals(".git")) {
+                return;
+            }
+            BasicFileAttributes a = LayoutPaths.attributes(p);
+            if (a == null || !a.isRegularFile()) {
+                return;
+            }
+            String target = gitdir(p);
+            if (target != null) {
+                targets.put(target, path);
+            }
+        });
+        targets.forEach((target, gitFile) -> {
+            String root = null;
+            for (String w : writable) {
+                if (LayoutPaths.isAtOrBelow(target, w) && (root == null || w.length() > root.length())) {
+                    root = w;
                 }
+            }
+            if (root == null) {
+                return; // outside every writable root: the host's, read-only or hidden already
+            }
+            String shown = LayoutPaths.display(gitFile, workspace);
+            for (String w : writable) {
+                if (LayoutPaths.isAtOrBelow(w, target)) {
+                    throw new PolicyViolationException("protected metadata '" + shown + "' points git at a "
+                            + "directory that is (or holds) a writable directory of this run, which cannot be made "
+                            + "read-only; refusing to run (remove or correct the .git file)");
+                }
+            }
+            // Walk down from the root without following links: the pointer names a path, not a link's target.
+            Path cur = Path.of(root);
+            for (Path part : Path.of(root).relativize(Path.of(target))) {
+                cur = cur.resolve(part);
+                BasicFileAttributes a = LayoutPaths.attributes(cur);
+                if (a == null) {
+                    return; // not there (yet): protected from the run that finds it
+                }
+                if (a.isSymbolicLink()) {
+                    throw new PolicyViolationException("protected metadata '" + shown + "' points git through a "
+                            + "symbolic link inside a writable directory; refusing to run (remove the link or the "
+                            + ".git file)");
+                }
+                LayoutEntry e = entries.get(cur.toString());
+                if (e != null && !e.kind.isWritable()) {
+                    return; // inside something read-only, hidden or protected already (.git/worktrees/x)
+                }
+            }
+            if (Files.isDirectory(cur, LinkOption.NOFOLLOW_LINKS)) {
+                entries.put(cur.toString(), new LayoutEntry(Mount.Kind.PROTECT, ".git"));
+            }
+        });
+    }
 
-                private void count() {
-                    if (++seen[0] > SandboxLayout.MAX_GLOB_WALK) {
-                        throw new PolicyViolationException("a writable host directory holds more than "
-                                + SandboxLayout.MAX_GLOB_WALK + " entries; refusing to run because its repositories' "
-                                + "metadata cannot all be found and protected; grant a smaller directory");
-                    }
-                }
-            });
+    /** The normalised absolute directory a {@code .git} file points at, or null when it is no gitdir pointer. */
+    private static String gitdir(Path gitFile) {
+        byte[] head;
+        try (java.io.InputStream in = Files.newInputStream(gitFile, LinkOption.NOFOLLOW_LINKS)) {
+            head = in.readNBytes(MAX_GITFILE_BYTES);
         } catch (IOException e) {
-            throw new PolicyViolationException("cannot look for protected metadata in a writable directory: "
-                    + e.getClass().getSimpleName());
+            return null;
+        }
+        String text = new String(head, java.nio.charset.StandardCharsets.UTF_8);
+        int nl = text.indexOf('\n');
+        String line = (nl < 0 ? text : text.substring(0, nl)).strip();
+        if (!line.startsWith("gitdir:")) {
+            return null; // git refuses such a file ("invalid gitfile format"): no repository behind it
+        }
+        String dir = line.substring("gitdir:".length()).strip();
+        if (dir.isEmpty() || dir.indexOf('\0') >= 0) {
+            return null;
+        }
+        try {
+            return gitFile.getParent().resolve(dir).normalize().toString();
+        } catch (java.nio.file.InvalidPathException e) {
+            return null;
         }
     }
 

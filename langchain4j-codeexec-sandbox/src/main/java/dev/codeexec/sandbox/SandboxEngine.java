@@ -277,6 +277,7 @@ public final class SandboxEngine extends AbstractEngine {
                     s.close();
                 }
                 gates.exclusiveRun(workspace, () -> {
+                    planner.forget(manager.hostPath(workspace)); // what the scans of its tree remembered
                     fs.forget(workspace);
                     manager.cleanup(workspace);
                 });
@@ -373,6 +374,11 @@ public final class SandboxEngine extends AbstractEngine {
             return new ProgramLaunch(Launcher.withCgroups(l.argv(), procs), l.environment(), l.directory(),
                     l.stdin(), l.timeout(), l.maxOutputBytes(), l.listener());
         });
+    }
+
+    /** Directories the scans for protected metadata remember of a workspace's tree (for tests). */
+    long rememberedDirectories(Workspace ws) {
+        return planner.rememberedDirectories(manager.hostPath(ws));
     }
 
     /**

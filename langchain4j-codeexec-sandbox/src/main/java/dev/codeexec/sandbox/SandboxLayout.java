@@ -27,18 +27,19 @@ import java.util.Set;
  *       path) is {@linkplain Mount.Kind#KEEP held in place}: a mount point, which no program can rename or remove,
  *       so the named thing stays where its name says, run after run. A hidden file with another hard link cannot be
  *       kept hidden, and the run is refused, naming the rule;</li>
- *   <li>protected metadata is protected at the top of every writable root, and wherever it appears inside a host
- *       directory granted writable (or a host directory used as the workspace); a name that does not exist at a
- *       writable root is occupied by an empty read-only placeholder, so that no program can create it there
- *       (unless the profile {@linkplain PermissionProfile#withProtectedMetadataCreation allows it}); a protected tree
- *       with a file that has another hard link, or a link into a writable directory, is refused, because that other
- *       name would keep it writable;</li>
+ *   <li>protected metadata is protected wherever it appears in a writable root, at the top and at any depth below
+ *       it (see {@link ProtectedMetadata}); a name that does not exist at the top of a writable root is occupied by an
+ *       empty read-only placeholder, so that no program can create it there (unless the profile
+ *       {@linkplain PermissionProfile#withProtectedMetadataCreation allows it}), and one created below the top is
+ *       protected from the next run on; a protected tree with a file that has another hard link, or a link into a
+ *       writable directory, is refused, because that other name would keep it writable;</li>
  *   <li>nothing that lets a program change host-wide kernel state is writable: write grants at or below
  *       {@code /proc}, {@code /sys} or {@code /dev} are refused, and kernel interface file systems mounted inside a
  *       write grant are remounted read-only.</li>
  * </ul>
  *
- * <p>Run per run, not cached (except the verification of a protected tree, which only a host process can change):
+ * <p>Run per run, not cached (except the verification of a protected tree, which only a host process can change, and
+ * the listings of unchanged directories the search for protected metadata remembers, which a change would invalidate):
  * a secret created on the host after the engine started is still hidden.
  */
 final class SandboxLayout {
@@ -125,9 +126,12 @@ final class SandboxLayout {
     private SandboxLayout() {
     }
 
-    /** {@link #plan(PermissionProfile, Path, Path, List, Path, SandboxUser)} for programs of the JVM's own user. */
+    /**
+     * {@link #plan(PermissionProfile, Path, Path, List, Path, SandboxUser, ProtectedNameScanner)} for programs of the
+     * JVM's own user, with a scanner that remembers nothing.
+     */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir) {
-        return plan(profile, workspace, sandboxRoot, homes, pinDir, null);
+        return plan(profile, workspace, sandboxRoot, homes, pinDir, null, new ProtectedNameScanner());
     }
 
     /**
@@ -148,6 +152,8 @@ final class SandboxLayout {
      * @param pinDir      a private directory of this run for the hard links of pinned files (created when needed),
      *                    or null to pin nothing (a path-based sandbox such as Seatbelt mounts nothing)
      * @param user        who the program runs as (grants it cannot use are refused); null for the JVM's user
+     * @param scanner     finds protected metadata below the top of the writable roots, remembering what it listed
+     *                    (one per engine, so that a run lists only what changed since the last)
      * @throws PolicyViolationException when a grant no longer exists, passes through a link inside a writable
      *                                  directory or reaches into the sandbox root, protected metadata is a link, a
      *                                  special file or has another name, a hidden file has another name, or more
@@ -156,7 +162,7 @@ final class SandboxLayout {
      *                                  cannot use a grant
      */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir,
-                     SandboxUser user) {
+                     SandboxUser user, ProtectedNameScanner scanner) {
         Map<String, LayoutEntry> entries = new LinkedHashMap<>();
         List<String> changeable = new ArrayList<>();
         changeable.add(workspace.toString());
@@ -215,7 +221,7 @@ final class SandboxLayout {
         }
         KernelGuards.refuseWritableKernelTrees(entries);
         List<String> placeholders = new ArrayList<>();
-        ProtectedMetadata.protect(profile, entries, workspace, sandboxRoot, hostWorkspace, placeholders);
+        ProtectedMetadata.protect(profile, entries, workspace, sandboxRoot, hostWorkspace, placeholders, scanner);
         if (!profile.noAccessGlobs().isEmpty()) {
             RulePaths.hideGlobMatches(profile, workspace, entries);
         }

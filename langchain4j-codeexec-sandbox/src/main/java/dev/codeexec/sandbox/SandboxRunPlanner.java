@@ -39,6 +39,8 @@ final class SandboxRunPlanner {
     private final SandboxCommandLine commandLine;
     private final HostProcessChannel wrappedChannel;
     private final HostProcessChannel directChannel;
+    /** Remembers what each run's writable trees held, so that the next run lists only what changed. */
+    private final ProtectedNameScanner protectedNames = new ProtectedNameScanner();
 
     SandboxRunPlanner(PermissionProfile profile, RunEnvironment environment, Path sandboxRoot, Path runsDir,
                       Cgroups cgroups, SandboxCommandLine commandLine, HostProcessChannel wrappedChannel,
@@ -52,6 +54,16 @@ final class SandboxRunPlanner {
         this.commandLine = commandLine;
         this.wrappedChannel = wrappedChannel;
         this.directChannel = directChannel;
+    }
+
+    /** Forgets what was remembered of a workspace's tree (it was removed). */
+    void forget(Path workspaceRoot) {
+        protectedNames.forget(workspaceRoot);
+    }
+
+    /** Directories remembered of a workspace's tree (for tests). */
+    long rememberedDirectories(Path workspaceRoot) {
+        return protectedNames.remembered(workspaceRoot);
     }
 
     /** The decision of the engine's own profile. */
@@ -90,7 +102,7 @@ final class SandboxRunPlanner {
             boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
             // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
             plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories(),
-                    commandLine.pins() ? privateDir : null, user) : null;
+                    commandLine.pins() ? privateDir : null, user, protectedNames) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
             }

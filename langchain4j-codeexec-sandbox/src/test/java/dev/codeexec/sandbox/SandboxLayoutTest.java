@@ -273,4 +273,104 @@ class SandboxLayoutTest {
         Path hostLink = Files.createSymbolicLink(tmp.resolve("etc-link"), Path.of("/etc"));
         assertThat(plan(p.withReadPaths(hostLink.toString()))).containsKey("/etc");
     }
+
+    // ---- protected metadata below the top of a writable root ----
+
+    @Test
+    void should_protect_repositories_a_program_left_anywhere_below_the_workspace_root() throws IOException {
+        for (String repo : List.of("work/proj", "work/a/b/c/deep", "out/report", "home/cache/x", "runs/r1/y",
+                "work/six", "work/seven")) {
+            Files.createDirectories(ws.resolve(repo + "/.git/hooks"));
+        }
+        Files.createDirectories(ws.resolve("work/plain"));
+        SandboxLayout.Plan plan = layout(PermissionProfile.workspaceWrite());
+        Map<String, Mount> m = plan.mounts().stream().collect(Collectors.toMap(Mount::path, x -> x));
+        for (String repo : List.of("work/proj", "work/a/b/c/deep", "out/report", "home/cache/x", "runs/r1/y",
+                "work/six", "work/seven")) {
+            String git = ws.resolve(repo + "/.git").toString();
+            assertThat(m.get(git).kind()).as(repo).isEqualTo(Mount.Kind.PROTECT);
+            // Bound by name and checked by the launcher: seven repositories need no seven descriptors.
+            assertThat(m.get(git).fd()).as(repo).isEqualTo(-1);
+            assertThat(plan.checkedDirs()).as(repo).contains(git);
+            assertThat(m.get(ws.resolve(repo).toString()).kind()).as("held in place").isEqualTo(Mount.Kind.KEEP);
+        }
+        assertThat(plan.pinnedDirs()).isEmpty();
+        // Positive control: an ordinary directory next to them is just part of the writable workspace.
+        assertThat(m).doesNotContainKey(ws.resolve("work/plain").toString());
+    }
+
+    @Test
+    void should_leave_a_programs_own_repositories_writable_only_when_the_profile_says_so() throws IOException {
+        Files.createDirectories(ws.resolve("work/proj/.git/hooks"));
+        PermissionProfile open = PermissionProfile.workspaceWrite().withNestedMetadataWrites();
+
+        assertThat(plan(open)).doesNotContainKey(ws.resolve("work/proj/.git").toString());
+        // What the application staged, and the root's own, stay protected regardless.
+        Files.createDirectories(ws.resolve("work/staged/.git"));
+        Files.createDirectories(ws.resolve(".git/hooks"));
+        Map<String, Mount> m = plan(open.withReadPaths("work/staged/.git"));
+        assertThat(m.get(ws.resolve("work/staged/.git").toString()).kind()).isEqualTo(Mount.Kind.PROTECT);
+        assertThat(m.get(ws.resolve(".git").toString()).kind()).isEqualTo(Mount.Kind.PROTECT);
+        assertThat(plan(PermissionProfile.workspaceWrite()).get(ws.resolve("work/proj/.git").toString()).kind())
+                .isEqualTo(Mount.Kind.PROTECT);
+    }
+
+    @Test
+    void should_protect_repositories_below_a_write_grant_whatever_the_profile_leaves_to_programs()
+            throws IOException {
+        Path grant = Files.createDirectories(tmp.resolve("projects")).toRealPath();
+        Files.createDirectories(grant.resolve("app/.git"));
+        Map<String, Mount> m = plan(PermissionProfile.workspaceWrite().withNestedMetadataWrites()
+                .withWritePaths(grant.toString()));
+        assertThat(m.get(grant.resolve("app/.git").toString()).kind()).isEqualTo(Mount.Kind.PROTECT);
+        assertThat(m.get(grant.resolve("app/.git").toString()).fd()).as("pinned: not in the workspace")
+                .isGreaterThanOrEqualTo(SandboxLayout.FIRST_PINNED_FD);
+    }
+
+    @Test
+    void should_refuse_a_link_with_a_protected_name_below_the_workspace_root() throws IOException {
+        Files.createDirectories(ws.resolve("work/real-git"));
+        Files.createDirectories(ws.resolve("work/proj"));
+        Files.createSymbolicLink(ws.resolve("work/proj/.git"), ws.resolve("work/real-git"));
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite()))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("'work/proj/.git'")
+                .hasMessageContaining("symbolic link").hasMessageNotContaining(tmp.toString());
+        // Positive control: with the link gone the plan is made.
+        Files.delete(ws.resolve("work/proj/.git"));
+        assertThat(plan(PermissionProfile.workspaceWrite())).doesNotContainKey(ws.resolve("work/proj/.git").toString());
+    }
+
+    @Test
+    void should_protect_the_directory_a_git_file_points_at_inside_the_workspace() throws IOException {
+        Files.createDirectories(ws.resolve("work/gitdata/hooks"));
+        Files.createDirectories(ws.resolve("work/wt"));
+        Files.writeString(ws.resolve("work/wt/.git"), "gitdir: ../gitdata\n");
+        Files.createDirectories(ws.resolve("work/sub"));
+        Files.writeString(ws.resolve("work/sub/.git"), "gitdir: " + tmp.resolve("elsewhere") + "\n");
+        Map<String, Mount> m = plan(PermissionProfile.workspaceWrite());
+        assertThat(m.get(ws.resolve("work/wt/.git").toString()).kind()).isEqualTo(Mount.Kind.PROTECT);
+        assertThat(m.get(ws.resolve("work/gitdata").toString()).kind()).isEqualTo(Mount.Kind.PROTECT);
+        // Outside every writable root the directory is the host's (read-only already): only the file is protected.
+        assertThat(m.get(ws.resolve("work/sub/.git").toString()).kind()).isEqualTo(Mount.Kind.PROTECT);
+        assertThat(m).doesNotContainKey(tmp.resolve("elsewhere").toString());
+    }
+
+    @Test
+    void should_refuse_a_git_file_that_points_through_a_link_or_at_a_writable_root() throws IOException {
+        Files.createDirectories(ws.resolve("work/wt"));
+        Path hostDir = Files.createDirectories(tmp.resolve("host-git"));
+        Files.createSymbolicLink(ws.resolve("work/link"), hostDir);
+        Files.writeString(ws.resolve("work/wt/.git"), "gitdir: ../link/modules/x\n");
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite()))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("'work/wt/.git'")
+                .hasMessageContaining("symbolic link");
+        Files.writeString(ws.resolve("work/wt/.git"), "gitdir: ../..\n"); // the workspace root itself
+        assertThatThrownBy(() -> plan(PermissionProfile.workspaceWrite()))
+                .isInstanceOf(PolicyViolationException.class).hasMessageContaining("'work/wt/.git'")
+                .hasMessageContaining("writable directory");
+        // Positive control: a pointer that is no gitdir line protects the file and nothing else.
+        Files.writeString(ws.resolve("work/wt/.git"), "not a pointer\n");
+        assertThat(plan(PermissionProfile.workspaceWrite()).get(ws.resolve("work/wt/.git").toString()).kind())
+                .isEqualTo(Mount.Kind.PROTECT);
+    }
 }

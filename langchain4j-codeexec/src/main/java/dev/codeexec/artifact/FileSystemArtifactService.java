@@ -49,6 +49,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  * root/reports/q1.md/@versions/v1.bin    the bytes of version 1, exactly as saved
  * root/reports/q1.md/@versions/v1.json   its metadata: MIME type, size, SHA-256, creation time
+ * root/reports/q1.md/@versions/latest    a hint: a version number near the top (see below)
  * </pre>
  * Each name segment is a directory; the versions live in a directory called {@code @versions}, which no valid name
  * segment can equal, so {@code reports} and {@code reports/q1.md} can both be names.
@@ -61,6 +62,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Distinct versions: a save claims its number by creating the metadata file with
  *       {@link StandardOpenOption#CREATE_NEW}, retrying with the next number if another instance or process won
  *       it; saves of one name inside this instance are also serialised by a lock.</li>
+ *   <li>Flat in the version count: a save and a load of the latest version start from the {@code latest} hint
+ *       and touch a few files, however many versions the name has. The hint is checked before it is used (it must
+ *       parse and name an existing claim) and probed past when it lags; a missing, torn or wrong hint costs one
+ *       directory listing and is rewritten. Correctness never depends on it.</li>
  *   <li>Integrity: a load checks the size and SHA-256 recorded at save time and refuses a damaged version.</li>
  *   <li>Private: on POSIX file systems, directories it creates are {@code rwx------} and files {@code rw-------}.</li>
  * </ul>
@@ -77,6 +82,14 @@ public final class FileSystemArtifactService implements ArtifactService {
 
     /** A save retries when a concurrent delete (possibly in another process) removes its directory under it. */
     private static final int SAVE_ATTEMPTS = 3;
+
+    /**
+     * How far a save or a load follows the claims above the {@link LatestVersionPointer latest hint}, or walks down
+     * past unfinished claims, before it lists the whole directory instead. A hint lags only by the saves that ran
+     * concurrently with the last one or crashed, so in practice the budget is never reached; it bounds the cost of a
+     * hint that is far behind (an older release wrote the versions, a restored backup) to that of one listing.
+     */
+    static final int PROBE_BUDGET = 64;
 
     /**
      * Lock stripes for saves and deletes in this instance, chosen by the name's hash. A fixed number keeps memory
@@ -163,17 +176,14 @@ public final class FileSystemArtifactService implements ArtifactService {
                 ch.force(true);
             }
             int version = claimVersion(dir, name, content, mime);
-            try {
-                // The claim makes this instance the only writer of this number, so the rename cannot replace a
-                // version; rename is what makes the bytes visible all at once.
-                Files.move(temp, dir.resolve(ArtifactVersions.contentFile(version)),
-                        StandardCopyOption.ATOMIC_MOVE);
-                published = true;
-            } catch (IOException e) {
-                Files.deleteIfExists(dir.resolve(ArtifactVersions.metaFile(version))); // give the number back
-                throw e;
-            }
-            syncDirectory(dir);
+            // The claim makes this instance the only writer of this number, so the rename cannot replace a
+            // version; rename is what makes the bytes visible all at once. When it fails the number stays claimed
+            // and is skipped (as after a crash): giving it back would leave a hole below later claims, and the
+            // hint relies on claims being consecutive.
+            Files.move(temp, dir.resolve(ArtifactVersions.contentFile(version)), StandardCopyOption.ATOMIC_MOVE);
+            published = true;
+            LatestVersionPointer.write(dir, version, fileAttributes());
+            syncDirectory(dir); // one sync for the content's rename, the claim and the hint
             return new ArtifactRef(name, version);
         } finally {
             if (!published) {
@@ -186,10 +196,16 @@ public final class FileSystemArtifactService implements ArtifactService {
      * Claims the next free version number by creating its metadata file with CREATE_NEW, which the file system
      * grants to exactly one creator, even across processes. The metadata is complete before the bytes become
      * visible, so a reader that sees a version also sees its metadata.
+     *
+     * <p>The search starts above the latest hint when it is valid, or above the highest number in a listing when it
+     * is not; a hint that lags only costs one failed create per number it lags, and after {@link #PROBE_BUDGET} of
+     * them the directory is listed once to jump to the top.
      */
     private int claimVersion(Path dir, String name, byte[] content, String mime) throws IOException {
         byte[] meta = ArtifactVersions.metadata(content, mime);
-        int version = ArtifactVersions.highestNumber(dir) + 1;
+        int hint = LatestVersionPointer.read(dir);
+        int version = (hint > 0 ? hint : ArtifactVersions.highestNumber(dir)) + 1;
+        int taken = 0;
         while (true) {
             if (version <= 0) { // overflowed past Integer.MAX_VALUE
                 throw new IllegalStateException("artifact '" + name + "' has reached the highest version number");
@@ -200,7 +216,10 @@ public final class FileSystemArtifactService implements ArtifactService {
                 ch.force(true);
                 return version;
             } catch (FileAlreadyExistsException e) {
-                version++; // another instance or process got there first
+                version++; // another instance or process got there first, or the hint lags
+                if (++taken % PROBE_BUDGET == 0) {
+                    version = Math.max(version, ArtifactVersions.highestNumber(dir) + 1);
+                }
             }
         }
     }
@@ -213,7 +232,15 @@ public final class FileSystemArtifactService implements ArtifactService {
             if (dir == null) {
                 return Optional.empty();
             }
+            Optional<Artifact> fromHint = latestFromHint(dir, name);
+            if (fromHint != null) {
+                return fromHint;
+            }
             List<Integer> versions = ArtifactVersions.listVersions(dir);
+            if (!versions.isEmpty()) {
+                // Repair the hint so the next load does not list again; a save overwrites it anyway.
+                LatestVersionPointer.write(dir, versions.get(versions.size() - 1), fileAttributes());
+            }
             // Newest first; a version deleted between the listing and the read is skipped.
             for (int i = versions.size() - 1; i >= 0; i--) {
                 Artifact a = ArtifactVersions.read(dir, name, versions.get(i));
@@ -225,6 +252,34 @@ public final class FileSystemArtifactService implements ArtifactService {
         } catch (IOException e) {
             throw failure("load", name, e);
         }
+    }
+
+    /**
+     * The latest version found from the hint without listing the directory: up from the hint to the top claim,
+     * then down past claims whose bytes are not (yet) there. Claims are consecutive, so nothing visible lies above
+     * the first number with no claim. Null when the hint is unusable or a probe ran out of budget: list instead.
+     */
+    private static Optional<Artifact> latestFromHint(Path dir, String name) throws IOException {
+        int top = LatestVersionPointer.read(dir);
+        if (top == 0) {
+            return null;
+        }
+        for (int probes = 0; top < Integer.MAX_VALUE && claimed(dir, top + 1); top++) {
+            if (++probes > PROBE_BUDGET) {
+                return null;
+            }
+        }
+        for (int v = top; v >= 1 && v > top - PROBE_BUDGET; v--) {
+            Artifact a = ArtifactVersions.read(dir, name, v);
+            if (a != null) {
+                return Optional.of(a);
+            }
+        }
+        return top <= PROBE_BUDGET ? Optional.empty() : null;
+    }
+
+    private static boolean claimed(Path dir, int version) throws IOException {
+        return ArtifactVersions.attributes(dir.resolve(ArtifactVersions.metaFile(version))) != null;
     }
 
     @Override
@@ -429,7 +484,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         return locks[Math.floorMod(name.hashCode(), locks.length)];
     }
 
-    private FileAttribute<?>[] fileAttributes() {
+    FileAttribute<?>[] fileAttributes() {
         return posix
                 ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
                 : new FileAttribute<?>[0];
@@ -439,7 +494,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
     }
 
-    private static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
+    static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
         ByteBuffer buf = ByteBuffer.wrap(bytes);
         while (buf.hasRemaining()) {
             ch.write(buf);

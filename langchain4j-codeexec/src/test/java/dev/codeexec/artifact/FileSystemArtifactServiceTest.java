@@ -81,7 +81,8 @@ class FileSystemArtifactServiceTest extends ArtifactServiceContractTest {
         byte[] bytes = {0, 10, 13, (byte) 0xfe};
         service.save("reports/raw.bin", bytes, "application/octet-stream");
 
-        assertThat(listing(versionsDir("reports/raw.bin"))).containsExactly("v1.bin", "v1.json");
+        assertThat(listing(versionsDir("reports/raw.bin"))).containsExactly("latest", "v1.bin", "v1.json");
+        assertThat(Files.readString(versionsDir("reports/raw.bin").resolve("latest"))).isEqualTo("1\n");
         assertThat(Files.readAllBytes(versionsDir("reports/raw.bin").resolve("v1.bin"))).isEqualTo(bytes);
         assertThat(Files.readString(versionsDir("reports/raw.bin").resolve("v1.json")))
                 .contains("\"mimeType\" : \"application/octet-stream\"").contains("\"size\" : 4");
