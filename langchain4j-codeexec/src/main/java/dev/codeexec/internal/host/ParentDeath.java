@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * ({@link PidNamespace}: {@code unshare --kill-child} hands the signal on to the namespace's init, whose death ends
  * every process of the run), then the program; and the launch is forked on a {@link LauncherThreads} thread, which
  * lives as long as the processes it forked (the signal is tied to the forking <em>thread</em>, not to the JVM).
- * {@code setpriv} sets the signal after it was forked: a JVM killed in the microseconds between the fork and that call
- * leaves the run to its timeout-free fate; every later death is seen.
+ * {@code setpriv} sets the signal just after it was forked and executed: the one death it misses is the JVM's in that
+ * moment, before the call (the forking thread itself does not end before its processes do).
  *
  * <p>Chosen once per JVM by running {@code setpriv --pdeathsig KILL -- true}; where it is missing (not Linux, or an
  * old util-linux) runs have no parent-death signal and the fact is logged as a WARN.
