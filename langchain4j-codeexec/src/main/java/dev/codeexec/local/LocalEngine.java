@@ -77,6 +77,9 @@ public final class LocalEngine extends AbstractEngine {
     /** The no-isolation warning is logged once per JVM, at the first engine. */
     private static final AtomicBoolean WARNED = new AtomicBoolean();
 
+    /** A missing process bound is logged once per JVM. */
+    private static final AtomicBoolean UNBOUNDED_WARNED = new AtomicBoolean();
+
     /** The {@code PATH} of a clean environment: {@link ShellEnvironmentPolicy#CLEAN_PATH}. */
     public static final String CLEAN_PATH = ShellEnvironmentPolicy.CLEAN_PATH;
 
@@ -139,9 +142,6 @@ public final class LocalEngine extends AbstractEngine {
                     + "subtree). See docs/backends.md", cgroups.describe());
         }
     }
-
-    /** The process bound is logged as missing once per JVM. */
-    private static final AtomicBoolean UNBOUNDED_WARNED = new AtomicBoolean();
 
     /** Undoes a failed build: the engine's control groups, workspaces and the base directory it created. */
     private void closeQuietly() {
