@@ -40,8 +40,10 @@ import java.util.stream.Stream;
  * Conversations in parallel through the tools: 1, 8, 32 and 128 conversations, each calling {@code workspace_exec}
  * (the {@code @Tool} method, {@code echo hello} through {@code bash -c}, clean environment) in its own workspace,
  * against the same number of threads starting the same program raw ({@link ProcessBuilder}, both streams drained) in
- * the same run, on the local engine and on the sandbox. For the sandbox the raw program is the exact command line
- * the engine launches ({@link SandboxEngine#plannedLaunch}); for the local engine it is {@code bash -c} itself.
+ * the same run, on the local engine and on the sandbox. The raw program is the command line the engine launches,
+ * without its control groups: {@link SandboxEngine#plannedLaunch} for the sandbox, the parent-death and namespace
+ * wrappers around {@code bash -c} for the local engine. The ratio is then what the runtime adds under concurrency
+ * (threads, locks, the tool layer's listing and result), not the cost of starting a process.
  *
  * <p>Reported per level: throughput (calls per second over the whole burst) and the ratio tool / raw of the time a
  * burst takes, latency p50 and p99 of a call, and the JVM's live threads and open descriptors at the peak (sampled
@@ -54,6 +56,13 @@ import java.util.stream.Stream;
 public final class ConcurrencyBenchmark {
 
     private static final String COMMAND = "echo hello";
+    /**
+     * What the local engine starts for the command, without its control groups: the parent-death signal, the shell
+     * that would join the groups, the PID namespace, then {@code bash -c}.
+     */
+    private static final List<String> LOCAL_WRAPPERS_AND_COMMAND = List.of("/usr/bin/setpriv", "--pdeathsig", "KILL",
+            "--", "/bin/sh", "-c", "exec \"$@\"", "codeexec-run", "/usr/bin/unshare", "--pid", "--fork",
+            "--kill-child", "--", "/bin/bash", "-c", COMMAND);
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private ConcurrencyBenchmark() {
@@ -89,8 +98,8 @@ public final class ConcurrencyBenchmark {
                     conversations.add(ctx);
                     Workspace ws = engine.manager().createWorkspace("raw-" + level + "-" + i, WorkspacePolicy.DEFAULT);
                     raws.add(engine instanceof SandboxEngine s ? s.plannedLaunch(ws, spec, AdditionalPermissions.NONE)
-                            : new ProgramLaunch(List.of("/bin/bash", "-c", COMMAND), Map.of("PATH",
-                            LocalEngine.CLEAN_PATH), ws.path(), null, spec.timeout(), 1 << 20, null));
+                            : new ProgramLaunch(LOCAL_WRAPPERS_AND_COMMAND, Map.of("PATH", LocalEngine.CLEAN_PATH),
+                            ws.path(), null, spec.timeout(), 1 << 20, null));
                 }
                 Burst tool = new Burst();
                 Burst raw = new Burst();
