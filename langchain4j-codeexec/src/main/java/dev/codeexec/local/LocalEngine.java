@@ -28,11 +28,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -275,9 +276,13 @@ public final class LocalEngine extends AbstractEngine {
         }
     }
 
-    /** The live sessions of one workspace; {@code removed} once its removal began (no session starts after it). */
+    /**
+     * The sessions of one workspace; {@code removed} once its removal began (no session starts after it). Held
+     * weakly: a session that was closed leaves the engine's own set of live sessions, and nothing here may keep it
+     * (and its output buffer) from being collected; one that was not closed is still held by that set.
+     */
     private static final class WorkspaceSessions {
-        final List<ProgramSession> sessions = new ArrayList<>();
+        final Set<ProgramSession> sessions = Collections.newSetFromMap(new WeakHashMap<>());
         boolean removed;
     }
 
