@@ -3,6 +3,7 @@ package dev.codeexec.local;
 import static dev.codeexec.testing.HostProcesses.awaitLine;
 import static dev.codeexec.testing.HostProcesses.holdsFor;
 import static dev.codeexec.testing.HostProcesses.killMarked;
+import static dev.codeexec.testing.HostProcesses.sleeping;
 import static dev.codeexec.testing.HostProcesses.uniqueSleep;
 import static dev.codeexec.testing.HostProcesses.waitFor;
 import static dev.codeexec.testing.HostProcesses.withMarker;
@@ -37,9 +38,9 @@ class LocalEngineLifetimeIT {
         try {
             awaitLine(child, "ready", Duration.ofSeconds(60));
             // Control: while the JVM lives, both programs run, the session although the thread that started it ended.
-            waitFor(() -> !withMarker(session).isEmpty() && !withMarker(run).isEmpty(), "both programs to start",
+            waitFor(() -> sleeping(session) && sleeping(run), "both programs to start",
                     Duration.ofSeconds(30));
-            assertThat(holdsFor(() -> !withMarker(session).isEmpty() && !withMarker(run).isEmpty(),
+            assertThat(holdsFor(() -> sleeping(session) && sleeping(run),
                     Duration.ofSeconds(1))).as("both programs keep running while their JVM lives").isTrue();
 
             child.destroyForcibly(); // SIGKILL

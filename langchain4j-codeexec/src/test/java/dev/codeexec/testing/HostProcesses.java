@@ -49,6 +49,27 @@ public final class HostProcesses {
         return found;
     }
 
+    /**
+     * True when {@code sleep <marker>} itself runs: a process whose {@code argv[0]} is {@code sleep}, not one of the
+     * wrappers whose argv also holds the marker. Every wrapper has done its set-up (a parent-death signal included)
+     * before it executes the next, so from then on the whole chain is in place.
+     */
+    public static boolean sleeping(String marker) {
+        for (long pid : withMarker(marker)) {
+            try {
+                String cmd = new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                        StandardCharsets.UTF_8);
+                String argv0 = cmd.substring(0, Math.max(0, cmd.indexOf('\0')));
+                if (argv0.equals("sleep") || argv0.endsWith("/sleep")) {
+                    return true;
+                }
+            } catch (IOException | RuntimeException ignored) {
+                // Ended while we looked.
+            }
+        }
+        return false;
+    }
+
     /** Kills what is left of a test's marked processes (cleanup after a failed assertion). */
     public static void killMarked(String marker) {
         for (long pid : withMarker(marker)) {
