@@ -128,14 +128,16 @@ class LocalEngineWorkspaceRemovalTest {
             assertThat(started).contains("status: running");
             assertThat(withMarker(marker)).isNotEmpty();
 
-            // The reaper runs every second; the workspace idles out after one.
+            // The reaper runs every second; the workspace idles out after one, and its removal stops the session.
             waitFor(() -> withMarker(marker).isEmpty(), "the reaped workspace's session to die", WAIT);
+            waitFor(() -> {
+                try (var base = Files.list(tmp.resolve("base"))) {
+                    return base.findAny().isEmpty();
+                }
+            }, "the reaped workspace to be removed", WAIT);
 
             String polled = tools.workspaceWriteStdin(id, "", null, null, 0, ctx);
             assertThat(polled).contains("status: exited").doesNotContain("status: running");
-            try (var base = Files.list(tmp.resolve("base"))) {
-                assertThat(base).isEmpty();
-            }
         }
     }
 }
