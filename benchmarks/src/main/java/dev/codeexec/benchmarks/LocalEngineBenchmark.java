@@ -17,8 +17,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * LocalEngine against raw baselines measured in the same run.
  * <ol>
  *   <li>{@code runProgram("true")} against a raw {@link ProcessBuilder} start of {@code true} (read both streams,
- *       wait), and against a raw {@code unshare --pid --fork ... true} start: the PID namespace is what makes the
- *       tree kill complete, so the second ratio shows the engine's own overhead.</li>
+ *       wait), against a raw {@code unshare --pid --fork ... true} start (the PID namespace is what makes the tree
+ *       kill complete), and against a raw start of the engine's whole wrapper chain where the host has it
+ *       ({@code setpriv --pdeathsig KILL -- sh -c 'exec "$@"' unshare ... true}: the parent-death signal, the shell
+ *       that joins the run's control groups, the namespace), whose ratio is the engine's own overhead.</li>
  *   <li>A program printing 200 MB to stdout with the default 1 MiB cap: the peak growth of the used heap, sampled
  *       while it runs.</li>
  * </ol>
@@ -39,14 +41,18 @@ public final class LocalEngineBenchmark {
             String[] raw = {"/bin/true"};
             String[] rawNs = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--",
                 "/bin/true"};
+            String[] rawChain = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/bin/sh", "-c", "exec \"$@\"",
+                "codeexec-run", "/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--", "/bin/true"};
             for (int i = 0; i < 50; i++) {
                 engine.runner().runProgram(ws, spec);
                 rawRun(raw, dir);
                 rawRun(rawNs, dir);
+                rawRun(rawChain, dir);
             }
             long[] eng = new long[iterations];
             long[] base = new long[iterations];
             long[] baseNs = new long[iterations];
+            long[] baseChain = new long[iterations];
             for (int i = 0; i < iterations; i++) {
                 long t0 = System.nanoTime();
                 RunResult r = engine.runner().runProgram(ws, spec);
@@ -55,21 +61,27 @@ public final class LocalEngineBenchmark {
                 long t2 = System.nanoTime();
                 rawRun(rawNs, dir);
                 long t3 = System.nanoTime();
+                rawRun(rawChain, dir);
+                long t4 = System.nanoTime();
                 if (r.exitCode() != 0) {
                     throw new IllegalStateException("engine run failed: " + r);
                 }
                 eng[i] = t1 - t0;
                 base[i] = t2 - t1;
                 baseNs[i] = t3 - t2;
+                baseChain[i] = t4 - t3;
             }
             Stats e = new Stats(eng);
             Stats b = new Stats(base);
             Stats bn = new Stats(baseNs);
+            Stats bc = new Stats(baseChain);
             System.out.println("LocalEngine.runProgram(true):      " + e);
             System.out.println("raw ProcessBuilder(true):          " + b);
             System.out.println("raw ProcessBuilder(unshare true):  " + bn);
+            System.out.println("raw ProcessBuilder(setpriv sh unshare true): " + bc);
             System.out.printf("ratio engine / raw true:          %.2f%n", e.median() / b.median());
             System.out.printf("ratio engine / raw unshare true:  %.2f%n", e.median() / bn.median());
+            System.out.printf("ratio engine / raw same wrappers: %.2f%n", e.median() / bc.median());
 
             heapUnderFloodedStdout(engine, ws);
         }

@@ -1,16 +1,11 @@
 package dev.codeexec.jupyter;
 
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.internal.host.ParentDeath;
 import dev.codeexec.internal.host.PidNamespace;
-import dev.codeexec.policy.ShellEnvironmentPolicy;
-import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.spi.ProgramRuns;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,8 +20,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code setsid}: the kernel leads its own process group, so its own interrupt (ipykernel signals its group
  *       when it leads one) reaches the processes a cell started, too.</li>
  * </ul>
- * What is missing is logged once as a WARN and left out. The namespace wrapper is the core's one probe
- * ({@link PidNamespace}), the local engine's too.
+ * What is missing is logged once as a WARN and left out. The namespace and parent-death wrappers are the core's
+ * probes ({@link PidNamespace}, {@link ParentDeath}), the local engine's too.
  */
 final class HostLaunchers {
 
@@ -88,17 +83,10 @@ final class HostLaunchers {
     }
 
     private static HostLaunchers probe() {
-        String truePath = find("true");
         // The core's one probe of the PID-namespace wrapper, shared with the local engine.
         List<String> ns = PidNamespace.wrapper();
-        List<String> death = List.of();
-        String setpriv = find("setpriv");
-        if (setpriv != null && truePath != null) {
-            List<String> prefix = List.of(setpriv, "--pdeathsig", "KILL", "--");
-            if (works(prefix, truePath)) {
-                death = prefix;
-            }
-        }
+        // The core's one probe of the parent-death wrapper, shared with the local engine.
+        List<String> death = ParentDeath.wrapper();
         if (death.isEmpty()) {
             LOG.warn("JupyterEngine cannot set a parent-death signal (util-linux setpriv --pdeathsig missing): a "
                     + "kernel may outlive a JVM that crashes (ipykernel's own parent check still ends it where the "
@@ -106,18 +94,6 @@ final class HostLaunchers {
         }
         String setsid = find("setsid");
         return new HostLaunchers(ns, death, setsid == null ? List.of() : List.of(setsid));
-    }
-
-    private static boolean works(List<String> prefix, String truePath) {
-        List<String> argv = new ArrayList<>(prefix);
-        argv.add(truePath);
-        try {
-            return ProgramRuns.run(HostProcessChannel.direct(), new ProgramLaunch(argv,
-                    Map.of("PATH", ShellEnvironmentPolicy.CLEAN_PATH), "/", null, Duration.ofSeconds(10), 4096, null))
-                    .exitCode() == 0;
-        } catch (RuntimeException e) {
-            return false;
-        }
     }
 
     private static String find(String name) {

@@ -21,7 +21,7 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.HostRunPlace;
 import dev.codeexec.internal.host.HostRuns;
-import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.internal.host.LauncherThreads;
 import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
@@ -41,9 +41,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -131,8 +128,9 @@ public final class JupyterEngine extends AbstractEngine {
     private final Path ownedBaseDir;
     private final Path stateDir;
     private final ObjectMapper json = new ObjectMapper();
-    private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
-            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-jupyter-launcher-"));
+    /** Kernels are forked here: their parent-death signal is tied to the forking thread (see LauncherThreads). */
+    private final LauncherThreads launchers = new LauncherThreads("codeexec-jupyter-launcher-",
+            LauncherThreads.DEFAULT_KEEP_ALIVE);
     private final Map<String, KernelSlot> slots = new ConcurrentHashMap<>();
     private final DisplayFiles displays;
     private final AtomicInteger kernelCount = new AtomicInteger();

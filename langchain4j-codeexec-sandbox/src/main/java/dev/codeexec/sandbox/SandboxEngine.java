@@ -18,8 +18,9 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
-import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.internal.host.LauncherThreads;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
@@ -38,9 +39,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,14 +98,15 @@ public final class SandboxEngine extends AbstractEngine {
     /**
      * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
      * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
-     * first (a request thread that started a session, a virtual thread's carrier). These threads only fork; they do
-     * not time out, there are as many as forks were concurrent at the peak, and they end with the engine.
+     * first (a request thread that started a session, a virtual thread's carrier). Each of these threads lives as
+     * long as the sandboxes it started; idle ones without a live sandbox end after a keep-alive.
      */
-    private final ThreadPoolExecutor launchers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, Long.MAX_VALUE,
-            TimeUnit.NANOSECONDS, new SynchronousQueue<>(), IoThreads.daemonThreads("codeexec-sandbox-launcher-"));
+    private final LauncherThreads launchers;
 
     private SandboxEngine(Builder b) {
         super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
+        this.launchers = new LauncherThreads("codeexec-sandbox-launcher-",
+                b.launcherKeepAlive == null ? LauncherThreads.DEFAULT_KEEP_ALIVE : b.launcherKeepAlive);
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
@@ -289,6 +288,11 @@ public final class SandboxEngine extends AbstractEngine {
     @Override
     public WorkspaceFS fs() {
         return fs;
+    }
+
+    /** Tests and diagnostics: the launcher threads alive now. */
+    int launcherThreadCount() {
+        return launchers.threadCount();
     }
 
     @Override
@@ -500,8 +504,15 @@ public final class SandboxEngine extends AbstractEngine {
         private Integer sandboxUid;
         private Integer sandboxGid;
         private CommandPolicy deniedBy;
+        private java.time.Duration launcherKeepAlive;
 
         private Builder() {
+        }
+
+        /** Tests: how long an idle launcher thread without a live sandbox stays; default 60 s. */
+        Builder launcherKeepAlive(java.time.Duration keepAlive) {
+            this.launcherKeepAlive = keepAlive;
+            return this;
         }
 
         /**

@@ -1,6 +1,7 @@
 package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;

@@ -5,6 +5,7 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.HostRunPlace;
 import dev.codeexec.spi.CommandLookup;
@@ -113,10 +114,9 @@ final class SandboxRunPlanner {
             program.addAll(spec.args());
 
             // A group of its own for every run where the host has one: the CPU share, and memory and processes.
-            if (cgroups != null && (limits.memoryBytes() != null || cgroups.cpu()
-                    || limits.maxProcesses() != null && cgroups.pids())) {
+            if (cgroups != null) {
                 try {
-                    group = cgroups.open(limits.memoryBytes(), cgroups.pids() ? limits.maxProcesses() : null);
+                    group = cgroups.openFor(limits.memoryBytes(), limits.maxProcesses());
                 } catch (IOException e) {
                     throw new BackendUnavailableException("cannot create the run's control group for its memory or "
                             + "process limit: " + e.getClass().getSimpleName(), e);

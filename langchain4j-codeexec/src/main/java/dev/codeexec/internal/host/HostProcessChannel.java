@@ -1,7 +1,6 @@
 package dev.codeexec.internal.host;
 
 import dev.codeexec.engine.BackendUnavailableException;
-import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.internal.process.IoThreads;
 import dev.codeexec.spi.ChannelProcess;
@@ -14,10 +13,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The process channel of the host backends (local, sandbox): a {@link java.lang.Process} whose two output streams
@@ -33,9 +28,9 @@ public final class HostProcessChannel implements ProcessChannel {
     private static final HostProcessChannel WRAPPED = new HostProcessChannel(true, null);
 
     private final boolean wrapped;
-    private final Executor starter;
+    private final LauncherThreads starter;
 
-    private HostProcessChannel(boolean wrapped, Executor starter) {
+    private HostProcessChannel(boolean wrapped, LauncherThreads starter) {
         this.wrapped = wrapped;
         this.starter = starter;
     }
@@ -57,48 +52,19 @@ public final class HostProcessChannel implements ProcessChannel {
 
     /**
      * The same channel, forking from {@code starter}'s threads instead of the caller's. A launcher that asks the
-     * kernel to kill it when its parent goes ({@code PR_SET_PDEATHSIG}, bubblewrap's {@code --die-with-parent})
-     * watches the <em>thread</em> that forked it: such launches must be forked from threads that live as long as
-     * the engine, never from a caller's thread that may end first.
+     * kernel to kill it when its parent goes ({@code PR_SET_PDEATHSIG}: {@code setpriv --pdeathsig}, bubblewrap's
+     * {@code --die-with-parent}) watches the <em>thread</em> that forked it: such launches must be forked from
+     * threads that live as long as the processes they start ({@link LauncherThreads}), never from a caller's thread
+     * that may end first.
      */
-    public HostProcessChannel startingOn(Executor starter) {
+    public HostProcessChannel startingOn(LauncherThreads starter) {
         return new HostProcessChannel(wrapped, starter);
     }
 
     @Override
     public ChannelProcess start(ProgramLaunch launch, OutputSink output) {
-        Process p = starter == null ? fork(launch) : forkOn(starter, launch);
+        Process p = starter == null ? fork(launch) : starter.fork(() -> fork(launch));
         return new HostProcess(p, wrapped, output);
-    }
-
-    private static Process forkOn(Executor starter, ProgramLaunch launch) {
-        FutureTask<Process> task = new FutureTask<>(() -> fork(launch));
-        try {
-            starter.execute(task);
-        } catch (RejectedExecutionException e) {
-            throw new CodeExecException("this engine is closed");
-        }
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return task.get();
-                } catch (InterruptedException e) {
-                    // A fork in flight cannot be taken back: wait for it, so its process is not left unowned.
-                    interrupted = true;
-                }
-            }
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new BackendUnavailableException("cannot start '" + launch.programName() + "': " + e.getCause(),
-                    e.getCause());
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     private static Process fork(ProgramLaunch launch) {

@@ -78,7 +78,8 @@ public final class PidNamespace {
         return List.of();
     }
 
-    private static String find(String name) {
+    /** The absolute path of a system executable, or null. */
+    static String find(String name) {
         for (String dir : List.of("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")) {
             Path p = Path.of(dir, name);
             if (Files.isExecutable(p)) {

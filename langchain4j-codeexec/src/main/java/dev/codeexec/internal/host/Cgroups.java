@@ -1,4 +1,4 @@
-package dev.codeexec.sandbox;
+package dev.codeexec.internal.host;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -12,22 +12,26 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Memory and process-count limits, and a fair share of the CPU, through control groups, v1 or v2, whichever hierarchy
- * carries the controller on this host. A run in its own {@code cpu} group competes for the CPU as one entity with
- * the other runs and with the host's own processes, however many processes it starts (a fork bomb gets one share,
- * not one per process), so that other runs keep working. Each engine gets a directory {@code codeexec-<pid>-<n>} under the JVM's own cgroup of each controller;
- * each run gets a child {@code run-<n>} (kept for reuse while it is empty) that the launching shell joins (writing
- * "0", itself, to {@code tasks} or {@code cgroup.procs}) before it {@code exec}s bubblewrap, so every process of the run
- * is counted from the start.
+ * carries the controller on this host: the one implementation of the host backends (sandbox, local). Internal: not
+ * part of the API.
+ *
+ * <p>A run in its own {@code cpu} group competes for the CPU as one entity with the other runs and with the host's
+ * own processes, however many processes it starts (a fork bomb gets one share, not one per process), so that other
+ * runs keep working. Each engine gets a directory {@code codeexec-<pid>-<n>} under the JVM's own cgroup of each
+ * controller; each run gets a child {@code run-<n>} (kept for reuse while it is empty) that the launching shell joins
+ * (writing "0", itself, to one of {@link RunGroup#procsFiles()}) before it {@code exec}s the run (bubblewrap, or the
+ * local engine's PID-namespace wrapper), so every process of the run is counted from the start.
  *
  * <p>Usable only where the JVM may create cgroups (root, or a delegated v2 subtree); otherwise the limit is reported
  * as not enforceable and runs that request it are refused.
  */
-final class Cgroups implements AutoCloseable {
+public final class Cgroups implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Cgroups.class);
     private static final AtomicInteger ENGINES = new AtomicInteger();
@@ -53,10 +57,10 @@ final class Cgroups implements AutoCloseable {
     }
 
     /** Tests only: behave as on a host without usable control groups. */
-    static volatile boolean unavailableForTests;
+    public static volatile boolean unavailableForTests;
 
     /** Detects and prepares the controllers; never throws (an unusable controller is simply absent). */
-    static Cgroups detect() {
+    public static Cgroups detect() {
         if (unavailableForTests) {
             return new Cgroups(null, null, null);
         }
@@ -75,21 +79,21 @@ final class Cgroups implements AutoCloseable {
         return new Cgroups(mem, pid, c);
     }
 
-    boolean memory() {
+    public boolean memory() {
         return memory != null;
     }
 
-    boolean pids() {
+    public boolean pids() {
         return pids != null;
     }
 
     /** True when each run gets its own CPU share. */
-    boolean cpu() {
+    public boolean cpu() {
         return cpu != null;
     }
 
     /** Human-readable summary for logs. */
-    String describe() {
+    public String describe() {
         return "memory=" + (memory == null ? "unavailable" : memory.v2 ? "cgroup2" : "cgroup1")
                 + ", pids=" + (pids == null ? "unavailable" : pids.v2 ? "cgroup2" : "cgroup1")
                 + ", cpu=" + (cpu == null ? "unavailable" : cpu.v2 ? "cgroup2" : "cgroup1");
@@ -130,12 +134,45 @@ final class Cgroups implements AutoCloseable {
         }
     }
 
+    /** Engine directories are named {@code codeexec-<JVM pid>-<n>}. */
+    private static final Pattern ENGINE_DIR = Pattern.compile("codeexec-(\\d+)-\\d+");
+
     private static boolean tryCreate(Path dir) {
+        removeStale(dir.getParent());
         try {
             Files.createDirectories(dir);
             return true;
         } catch (IOException | RuntimeException e) {
             return false;
+        }
+    }
+
+    /**
+     * Removes the engine directories of JVMs that are gone (killed before they could close their engines): their
+     * runs died with them (the parent-death signal), so what is left are empty groups. A group that still holds a
+     * process (its pid was reused by a live JVM, or a run outlived its JVM on a host without a parent-death signal)
+     * is left alone.
+     */
+    static void removeStale(Path parent) {
+        if (parent == null || !Files.isDirectory(parent)) {
+            return;
+        }
+        try (var children = Files.list(parent)) {
+            for (Path d : children.toList()) {
+                var m = ENGINE_DIR.matcher(d.getFileName().toString());
+                if (m.matches() && Files.isDirectory(d) && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()) {
+                    try (var runs = Files.list(d)) {
+                        for (Path r : runs.filter(Files::isDirectory).toList()) {
+                            Files.deleteIfExists(r);
+                        }
+                        Files.deleteIfExists(d);
+                    } catch (IOException | RuntimeException busy) {
+                        // Not empty: left alone.
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // Not listable: nothing to clean.
         }
     }
 
@@ -209,6 +246,24 @@ final class Cgroups implements AutoCloseable {
     }
 
     /**
+     * The groups of one run, where the run needs any: a memory limit, a process limit this host can enforce, or (on
+     * every run where the host has the cpu controller) a CPU share of its own. The one rule of when a host run gets
+     * control groups.
+     *
+     * @param memoryBytes memory limit, or null (the caller has checked that the host enforces it)
+     * @param maxPids     process limit, or null; ignored without a pids controller (the caller enforces it otherwise)
+     * @return the run's groups, or null when it needs none
+     * @throws IOException when a group cannot be created or a limit written
+     */
+    public RunGroup openFor(Long memoryBytes, Integer maxPids) throws IOException {
+        Integer processes = pids() ? maxPids : null;
+        if (memoryBytes == null && processes == null && !cpu()) {
+            return null;
+        }
+        return open(memoryBytes, processes);
+    }
+
+    /**
      * Creates the cgroups of one run and writes its limits; the run also gets a CPU group of its own (the default
      * weight) where the cpu controller is available.
      *
@@ -217,7 +272,7 @@ final class Cgroups implements AutoCloseable {
      * @return the run's groups; the caller passes {@link RunGroup#procsFiles()} to the launcher and closes it after
      * @throws IOException when a group cannot be created or a limit written
      */
-    RunGroup open(Long memoryBytes, Integer maxPids) throws IOException {
+    public RunGroup open(Long memoryBytes, Integer maxPids) throws IOException {
         RunGroup reused = reuse(memoryBytes, maxPids);
         if (reused != null) {
             return reused;
@@ -271,7 +326,7 @@ final class Cgroups implements AutoCloseable {
         return true;
     }
 
-    /** The engine's one group for {@link SandboxEngine#plannedLaunch}es, kept until the engine closes. */
+    /** The engine's one group for planned launches (the sandbox's {@code plannedLaunch}), kept until it closes. */
     private RunGroup planned;
 
     /**
@@ -279,7 +334,7 @@ final class Cgroups implements AutoCloseable {
      * for), kept until {@link #close()} so that the launch can be started later, as often as wanted, and pays what a
      * run pays (joining control groups has a cost of its own: on most kernels a grace period of the kernel's RCU).
      */
-    synchronized RunGroup planned(RunGroup like) throws IOException {
+    public synchronized RunGroup planned(RunGroup like) throws IOException {
         if (planned == null) {
             planned = open("planned", like.memoryBytes, like.maxPids);
         } else if (!java.util.Objects.equals(planned.memoryBytes, like.memoryBytes)
@@ -388,7 +443,7 @@ final class Cgroups implements AutoCloseable {
     }
 
     /** The cgroups of one run. */
-    static final class RunGroup implements AutoCloseable {
+    public static final class RunGroup implements AutoCloseable {
         private final List<Path> dirs;
         /** The engine's groups, which take an empty run group back for the next run; null: never reused. */
         private Cgroups owner;
@@ -406,7 +461,7 @@ final class Cgroups implements AutoCloseable {
         }
 
         /** Writes other limits into the groups this group already has (a planned launch's). */
-        synchronized void limit(Long memoryBytes, Integer maxPids) throws IOException {
+        public synchronized void limit(Long memoryBytes, Integer maxPids) throws IOException {
             for (Path d : dirs) {
                 if (memoryBytes != null && controllers[0] != null && d.startsWith(controllers[0].base)) {
                     String limit = controllers[0].v2 ? "memory.max" : "memory.limit_in_bytes";
@@ -430,7 +485,7 @@ final class Cgroups implements AutoCloseable {
         }
 
         /** True when the group holds the run's process limit. */
-        boolean limitsProcesses() {
+        public boolean limitsProcesses() {
             return processes;
         }
 
@@ -441,7 +496,7 @@ final class Cgroups implements AutoCloseable {
          * (about 15 ms on a busy 2-vCPU host) whenever no other move happened just before, that is for nearly
          * every run.
          */
-        List<String> procsFiles() {
+        public List<String> procsFiles() {
             return joinFiles;
         }
 
@@ -452,7 +507,7 @@ final class Cgroups implements AutoCloseable {
         @Override
         public void close() {
             // One look is enough while no process is left: every process of the run is in all its groups (it was
-            // born in them; the sandbox cannot move anything, the control group file systems are read-only there).
+            // born in them; a sandboxed run cannot move anything, the control group file systems are read-only there).
             boolean empty = dirs.isEmpty() || isEmpty(pidsDir != null ? pidsDir : dirs.get(0));
             if (!empty) {
                 for (Path d : dirs) {
@@ -465,7 +520,7 @@ final class Cgroups implements AutoCloseable {
         }
 
         /** Kills what is left and removes the groups. */
-        void remove() {
+        public void remove() {
             for (Path d : dirs) {
                 killAll(d);
                 removeLater(d, 0);
