@@ -17,7 +17,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The snippet of docs/backends.md (e2b), compiled and run against the fake E2B, so it stays true. */
+/** The snippet of docs/e2b.md, compiled and run against the fake E2B, so it stays true. */
 class E2bDocsSnippetIT {
 
     @Test

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /**
  * How many HTTP requests each operation costs, counted by the fake E2B's server, and connection reuse: one TCP
  * connection carries every request of a sandbox when they come one after another. The counts are printed for
- * docs/backends.md.
+ * docs/e2b.md.
  */
 class E2bRoundTripsIT {
 

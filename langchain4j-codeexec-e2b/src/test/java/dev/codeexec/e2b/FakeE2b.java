@@ -40,11 +40,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * is pointed at a base directory under the test's temporary directory, and runs as root so that its PID namespaces
  * work); users are not switched (tests use root); the sandbox proxy is this one server (header routing, as with
  * {@code E2B_SANDBOX_URL}). Listens on loopback only; every process it starts is killed when it closes.
+ *
+ * <p>Public, and shipped in this module's test jar, for the samples' and the Spring Boot starter's tests; the rest of
+ * its API stays package-private.
  */
-final class FakeE2b implements AutoCloseable {
+public final class FakeE2b implements AutoCloseable {
 
     static final ObjectMapper JSON = new ObjectMapper();
-    static final String API_KEY = "e2b_fake_key";
+    public static final String API_KEY = "e2b_fake_key";
 
     /** One request as the server saw it. */
     record Request(String method, String path, String sandboxId, String port, String remote) {
@@ -69,7 +72,7 @@ final class FakeE2b implements AutoCloseable {
     volatile String failSetupWith;
 
     /** @param hostBase the base directory the engine keeps its workspaces in (its {@code baseDir}) */
-    FakeE2b(Path hostBase) throws IOException {
+    public FakeE2b(Path hostBase) throws IOException {
         this.hostBase = hostBase;
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
         server.setExecutor(pool);
@@ -78,12 +81,12 @@ final class FakeE2b implements AutoCloseable {
         reaper.scheduleWithFixedDelay(this::expire, 200, 200, TimeUnit.MILLISECONDS);
     }
 
-    String url() {
+    public String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
     /** An engine builder pointed at this fake: its API and sandbox URLs, root, the workspaces under the base. */
-    E2bEngine.Builder engine() {
+    public E2bEngine.Builder engine() {
         return E2bEngine.builder().e2bVariables(Map.of()).apiKey(API_KEY).apiUrl(url()).sandboxUrl(url())
                 .retries(3, Duration.ofMillis(5)).user("root").baseDir(hostBase.toString());
     }
@@ -108,16 +111,16 @@ final class FakeE2b implements AutoCloseable {
     }
 
     /** Sandboxes that exist now (running or paused). */
-    Set<String> live() {
+    public Set<String> live() {
         return Set.copyOf(sandboxes.keySet());
     }
 
     /** Every sandbox ever created, in order. */
-    List<String> created() {
+    public List<String> created() {
         return List.copyOf(created);
     }
 
-    Set<String> killed() {
+    public Set<String> killed() {
         return Set.copyOf(killed);
     }
 

@@ -8,14 +8,14 @@ import java.util.concurrent.TimeUnit;
  * root, {@code setpriv}, {@code prlimit}, {@code env}), so root and util-linux; the code interpreter's cells need
  * {@code /usr/bin/python3}. Missing, they are skipped with a reason (and fail in strict mode).
  */
-final class FakeTesting {
+public final class FakeTesting {
 
     private static Boolean namespaces;
 
     private FakeTesting() {
     }
 
-    static synchronized void requireHost() {
+    public static synchronized void requireHost() {
         for (String c : new String[] {"unshare", "setpriv", "prlimit", "env", "sh"}) {
             Requirements.requireCommand(c);
         }
@@ -31,7 +31,7 @@ final class FakeTesting {
         Requirements.require(namespaces, "root with PID namespaces (unshare --pid) for the fake E2B sandboxes");
     }
 
-    static void requirePython() {
+    public static void requirePython() {
         requireHost();
         Requirements.require(new java.io.File("/usr/bin/python3").canExecute(),
                 "/usr/bin/python3 for the fake code interpreter");

@@ -5,7 +5,11 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.local.LocalEngine;
 import dev.codeexec.policy.CommandPolicy;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.PropertyResolver;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -18,12 +22,32 @@ final class Backends {
     private Backends() {
     }
 
+    /** The environment variables the E2B engine reads when its properties leave them unset. */
+    static final List<String> E2B_VARIABLES = List.of("E2B_API_KEY", "E2B_DOMAIN", "E2B_API_URL", "E2B_SANDBOX_URL");
+
     /**
-     * @param policy the command policy, or null; the sandbox also hides the executables it denies
+     * The {@link #E2B_VARIABLES} the application's environment sets (its OS environment, system properties,
+     * application properties: Spring's order), so that a property source can also set or blank them.
+     */
+    static Map<String, String> e2bVariables(PropertyResolver environment) {
+        Map<String, String> out = new HashMap<>();
+        for (String name : E2B_VARIABLES) {
+            String v = environment.getProperty(name);
+            if (v != null) {
+                out.put(name, v);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @param policy    the command policy, or null; the sandbox also hides the executables it denies
+     * @param variables the {@link #E2B_VARIABLES} as the application's environment has them
      * @throws InvalidConfigurationPropertyValueException when a property is missing or invalid
      * @throws IllegalStateException                      when the backend's module is absent or the engine cannot start
      */
-    static Engine create(CodeExecProperties p, ArtifactService artifacts, CommandPolicy policy, ClassLoader loader) {
+    static Engine create(CodeExecProperties p, ArtifactService artifacts, CommandPolicy policy, ClassLoader loader,
+                         Map<String, String> variables) {
         CodeExecBackend backend = CodeExecBackend.parse(p.getBackend());
         if (!ClassUtils.isPresent(backend.engineClass(), loader)) {
             throw new IllegalStateException("codeexec.backend=" + backend.id() + " needs the module " + backend.module()
@@ -37,9 +61,7 @@ final class Backends {
                 case SANDBOX -> SandboxBackend.create(p.getSandbox(), artifacts, policy);
                 case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts);
                 case JUPYTER -> JupyterBackend.create(p.getJupyter(), artifacts);
-                case E2B -> throw new IllegalStateException("codeexec.backend=e2b: this version of the starter cannot "
-                        + "configure the E2B engine from properties yet; declare an Engine bean built with "
-                        + "E2bEngine's builder instead, and the starter uses it");
+                case E2B -> E2bBackend.create(p.getE2b(), artifacts, variables);
             };
         } catch (InvalidConfigurationPropertyValueException | IllegalStateException e) {
             throw e;

@@ -57,7 +57,8 @@ public class CodeExecAutoConfiguration {
     public Engine codeExecEngine(CodeExecProperties p, ArtifactService artifacts,
                                  ObjectProvider<CommandPolicy> policy, ApplicationContext context) {
         validate(p);
-        return Backends.create(p, artifacts, policy(p, policy), context.getClassLoader());
+        return Backends.create(p, artifacts, policy(p, policy), context.getClassLoader(),
+                Backends.e2bVariables(context.getEnvironment()));
     }
 
     /** The SLF4J audit log of every execution event ({@code dev.codeexec.audit}). */

@@ -3,6 +3,9 @@ package dev.codeexec.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.container.ContainerEngine;
+import dev.codeexec.e2b.E2bEngine;
+import dev.codeexec.e2b.FakeE2b;
+import dev.codeexec.e2b.FakeTesting;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.jupyter.JupyterEngine;
 import dev.codeexec.langchain4j.CodeExecution;
@@ -75,6 +78,27 @@ class BackendPropertiesIT {
                     assertThat(ctx.getBean(Engine.class)).isInstanceOf(ContainerEngine.class);
                     assertThat(exec(ctx.getBean(CodeExecution.class), "echo from-container")).contains("from-container");
                 });
+    }
+
+    /**
+     * The e2b backend against the e2b module's fake E2B on the loopback interface: the key from the E2B_API_KEY
+     * variable, the URLs and the fake's user and folder from properties; the sandbox is killed with the context.
+     */
+    @Test
+    void should_run_in_an_e2b_sandbox_configured_by_properties() throws Exception {
+        FakeTesting.requireHost();
+        try (FakeE2b fake = new FakeE2b(dir.resolve("e2b"))) {
+            runner("codeexec.backend=e2b", "E2B_API_KEY=" + FakeE2b.API_KEY, "codeexec.e2b.api-url=" + fake.url(),
+                    "codeexec.e2b.sandbox-url=" + fake.url(), "codeexec.e2b.user=root",
+                    "codeexec.e2b.base-dir=" + dir.resolve("e2b"), "codeexec.e2b.metadata.app=spring-test").run(ctx -> {
+                        assertThat(ctx).hasNotFailed();
+                        assertThat(ctx.getBean(Engine.class)).isInstanceOf(E2bEngine.class);
+                        assertThat(exec(ctx.getBean(CodeExecution.class), "echo from-e2b")).contains("from-e2b");
+                        assertThat(fake.live()).hasSize(1);
+                    });
+            assertThat(fake.created()).hasSize(1);
+            assertThat(fake.live()).as("closing the context killed the sandbox").isEmpty();
+        }
     }
 
     private static boolean importsIpykernel(String python) throws Exception {

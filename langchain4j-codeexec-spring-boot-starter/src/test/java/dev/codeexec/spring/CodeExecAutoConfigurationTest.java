@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.artifact.InMemoryArtifactService;
+import dev.codeexec.e2b.E2bEngine;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.Isolation;
 import dev.codeexec.governance.ApprovalDecision;
 import dev.codeexec.governance.AuditLogListener;
 import dev.codeexec.governance.ExecutionApprover;
@@ -184,11 +186,12 @@ class CodeExecAutoConfigurationTest {
                             "codeexec.backend=sandbox needs the module dev.codeexec:langchain4j-codeexec-sandbox on "
                                     + "the class path");
                 });
-        runner().withPropertyValues("codeexec.backend=e2b").run(ctx -> {
-            assertThat(ctx).hasFailed();
-            assertThat(rootCause(ctx.getStartupFailure())).hasMessageContaining(
-                    "needs the module dev.codeexec:langchain4j-codeexec-e2b");
-        });
+        runner().withPropertyValues("codeexec.backend=e2b")
+                .withClassLoader(new FilteredClassLoader("dev.codeexec.e2b")).run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    assertThat(rootCause(ctx.getStartupFailure())).hasMessageContaining(
+                            "needs the module dev.codeexec:langchain4j-codeexec-e2b");
+                });
     }
 
     @Test
@@ -202,6 +205,65 @@ class CodeExecAutoConfigurationTest {
             assertThat(ctx).hasFailed();
             assertThat(rootCause(ctx.getStartupFailure())).hasMessageContaining("codeexec.container.image");
         });
+    }
+
+    @Test
+    void should_fail_at_start_up_naming_the_property_and_the_variable_when_e2b_has_no_api_key() {
+        // E2B_API_KEY blanked in the context's environment, whatever the build's own environment has.
+        runner().withPropertyValues("codeexec.backend=e2b", "E2B_API_KEY=").run(ctx -> {
+            assertThat(ctx).hasFailed();
+            assertThat(rootCause(ctx.getStartupFailure())).isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("codeexec.e2b.api-key").hasMessageContaining("E2B_API_KEY")
+                    .hasMessageContaining("https://e2b.dev/dashboard");
+        });
+    }
+
+    @Test
+    void should_fail_at_start_up_with_an_invalid_e2b_setting_naming_the_property_and_never_the_key() {
+        String key = "e2b_0123456789abcdef_secret";
+        String[][] cases = {
+            {"codeexec.e2b.workspace-mode=per-request", "codeexec.e2b.workspace-mode",
+                "use sandbox-per-workspace or shared-sandbox"},
+            {"codeexec.e2b.sandbox-timeout=5s", "codeexec.e2b.sandbox-timeout", "must be at least 10 seconds"},
+            {"codeexec.e2b.request-timeout=0s", "codeexec.e2b.request-timeout", "must be positive"},
+            {"codeexec.e2b.api-url=ftp://example.invalid", "codeexec.backend=e2b: the engine could not start",
+                "apiUrl ('ftp://example.invalid') must be an http or https URL"},
+            {"codeexec.e2b.user=Bad User", "codeexec.backend=e2b: the engine could not start",
+                "must be a Linux user name"},
+        };
+        for (String[] c : cases) {
+            runner().withPropertyValues("codeexec.backend=e2b", "codeexec.e2b.api-key=" + key, c[0]).run(ctx -> {
+                assertThat(ctx).as(c[0]).hasFailed();
+                assertThat(ctx.getStartupFailure()).as(c[0]).hasStackTraceContaining(c[1])
+                        .hasStackTraceContaining(c[2]);
+                assertThat(stackTrace(ctx.getStartupFailure())).as(c[0]).doesNotContain(key);
+            });
+        }
+    }
+
+    @Test
+    void should_build_the_e2b_engine_from_properties_without_contacting_e2b() {
+        // Nothing listens on this port: a sandbox per workspace is created with the first workspace, not at start-up.
+        runner().withPropertyValues("codeexec.backend=e2b", "codeexec.e2b.api-key=e2b_test",
+                "codeexec.e2b.api-url=http://127.0.0.1:9", "codeexec.e2b.template=my-template",
+                "codeexec.e2b.workspace-mode=SANDBOX_PER_WORKSPACE", "codeexec.e2b.sandbox-timeout=2m",
+                "codeexec.e2b.metadata.team=analytics").run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    Engine engine = ctx.getBean(Engine.class);
+                    assertThat(engine).isInstanceOf(E2bEngine.class);
+                    assertThat(engine.describe().networkAllowed()).as("internet access off by default").isFalse();
+                    assertThat(engine.describe().isolation()).isEqualTo(Isolation.REMOTE_VM);
+                    assertThat(ctx.getBean(CodeExecProperties.class).getE2b().toString()).doesNotContain("e2b_test");
+                });
+        runner().withPropertyValues("codeexec.backend=e2b", "codeexec.e2b.api-key=e2b_test",
+                "codeexec.e2b.api-url=http://127.0.0.1:9", "codeexec.e2b.internet-access=true").run(ctx ->
+                assertThat(ctx.getBean(Engine.class).describe().networkAllowed()).isTrue());
+    }
+
+    private static String stackTrace(Throwable t) {
+        java.io.StringWriter w = new java.io.StringWriter();
+        t.printStackTrace(new java.io.PrintWriter(w));
+        return w.toString();
     }
 
     @Test

@@ -30,13 +30,16 @@ class ConfigurationMetadataTest {
         }
         assertThat(names).contains("codeexec.backend", "codeexec.default-timeout", "codeexec.approval-timeout",
                 "codeexec.artifacts.dir", "codeexec.policy.allow", "codeexec.sandbox.profile",
-                "codeexec.container.image", "codeexec.jupyter.python", "codeexec.local.base-dir");
+                "codeexec.container.image", "codeexec.jupyter.python", "codeexec.local.base-dir", "codeexec.e2b.api-key",
+                "codeexec.e2b.domain", "codeexec.e2b.api-url", "codeexec.e2b.template", "codeexec.e2b.workspace-mode",
+                "codeexec.e2b.sandbox-timeout", "codeexec.e2b.internet-access");
 
         List<String> hinted = new ArrayList<>();
         for (JsonNode h : generated.path("hints")) {
             hinted.add(h.path("name").asText());
         }
-        assertThat(hinted).contains("codeexec.backend", "codeexec.sandbox.profile", "codeexec.sandbox.network");
+        assertThat(hinted).contains("codeexec.backend", "codeexec.sandbox.profile", "codeexec.sandbox.network",
+                "codeexec.e2b.workspace-mode");
         JsonNode backend = null;
         for (JsonNode h : generated.path("hints")) {
             if (h.path("name").asText().equals("codeexec.backend")) {

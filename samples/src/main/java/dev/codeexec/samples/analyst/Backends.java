@@ -2,13 +2,20 @@ package dev.codeexec.samples.analyst;
 
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.container.ContainerEngine;
+import dev.codeexec.e2b.E2bAuthenticationException;
+import dev.codeexec.e2b.E2bEngine;
+import dev.codeexec.e2b.E2bRateLimitException;
+import dev.codeexec.e2b.E2bSandboxGoneException;
+import dev.codeexec.e2b.E2bTemplateNotFoundException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.jupyter.JupyterEngine;
 import dev.codeexec.local.LocalEngine;
 import dev.codeexec.sandbox.SandboxEngine;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * Opens the engine of a backend for the chatbot and says, in words a newcomer can act on, what it isolates, and why
@@ -61,22 +68,32 @@ public final class Backends {
      * @param artifacts the store {@code workspace_save_artifact} saves into; given to the engine, so that the sandbox
      *                  hides its folder from programs
      * @param image     the container backend's image
+     * @param template  the E2B backend's template, or null for {@value E2bEngine#DEFAULT_TEMPLATE}
+     * @param env       where the E2B backend reads {@code E2B_API_KEY}, {@code E2B_DOMAIN}, {@code E2B_API_URL} and
+     *                  {@code E2B_SANDBOX_URL} from
      * @throws Unavailable when the requested backend cannot start here
      */
-    public static Opened open(Backend requested, ArtifactService artifacts, String image) throws Unavailable {
-        return open(requested, artifacts, image, a -> SandboxEngine.builder().artifactService(a).build());
+    public static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
+                              Map<String, String> env) throws Unavailable {
+        return open(requested, artifacts, image, template, env,
+                a -> SandboxEngine.builder().artifactService(a).build(), UnaryOperator.identity());
     }
 
-    /** {@link #open(Backend, ArtifactService, String)} with the sandbox built by {@code sandbox} (tests break it). */
-    static Opened open(Backend requested, ArtifactService artifacts, String image,
-                       Function<ArtifactService, SandboxEngine> sandbox) throws Unavailable {
+    /**
+     * {@link #open(Backend, ArtifactService, String, String, Map)} with the sandbox built by {@code sandbox} (tests
+     * break it) and the E2B builder adjusted by {@code e2b} (tests point it at a fake E2B).
+     */
+    static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
+                       Map<String, String> env, Function<ArtifactService, SandboxEngine> sandbox,
+                       UnaryOperator<E2bEngine.Builder> e2b) throws Unavailable {
+        Opener opener = backend -> openExactly(backend, artifacts, image, template, env, sandbox, e2b);
         if (requested != null) {
-            return openExactly(requested, artifacts, image, sandbox);
+            return opener.open(requested);
         }
         try {
-            return openExactly(Backend.SANDBOX, artifacts, image, sandbox);
+            return opener.open(Backend.SANDBOX);
         } catch (Unavailable sandboxUnavailable) {
-            Opened local = openExactly(Backend.LOCAL, artifacts, image, sandbox);
+            Opened local = opener.open(Backend.LOCAL);
             String warning = "WARNING: the sandbox cannot run here, so this runs on the LOCAL backend, which is NOT a "
                     + "sandbox.\n"
                     + "  The model's commands run on this host as " + userDescription() + ": they can read and change "
@@ -90,8 +107,13 @@ public final class Backends {
         }
     }
 
-    private static Opened openExactly(Backend backend, ArtifactService artifacts, String image,
-                                      Function<ArtifactService, SandboxEngine> sandbox) throws Unavailable {
+    private interface Opener {
+        Opened open(Backend backend) throws Unavailable;
+    }
+
+    private static Opened openExactly(Backend backend, ArtifactService artifacts, String image, String template,
+                                      Map<String, String> env, Function<ArtifactService, SandboxEngine> sandbox,
+                                      UnaryOperator<E2bEngine.Builder> e2b) throws Unavailable {
         try {
             return switch (backend) {
                 case SANDBOX -> new Opened(sandbox.apply(artifacts), backend,
@@ -106,8 +128,7 @@ public final class Backends {
                 case JUPYTER -> new Opened(JupyterEngine.builder().artifactService(artifacts).build(), backend,
                         "none: a Jupyter kernel per workspace keeps Python state across cells, and runs on this host "
                                 + "as " + userDescription(), null);
-                case E2B -> throw new Unavailable(backend, e2bReason(), "use another backend for now: --backend "
-                        + "sandbox, container, jupyter or local.", null);
+                case E2B -> openE2b(artifacts, template, env, e2b);
             };
         } catch (CodeExecException e) {
             throw new Unavailable(backend, e.getMessage(), fix(backend, e), e);
@@ -133,16 +154,52 @@ public final class Backends {
                     + "python3-ipykernel; as root here: ./scripts/provision jupyter); see "
                     + "docs/troubleshooting.md#jupyter.";
             case LOCAL -> "see docs/troubleshooting.md.";
-            case E2B -> "see docs/troubleshooting.md#e2b.";
+            case E2B -> e2bFix(e);
         };
     }
 
-    private static String e2bReason() {
-        String key = System.getenv("E2B_API_KEY");
-        return "the E2B backend is not part of this build yet (the langchain4j-codeexec-e2b module has no engine in "
-                + "this version)" + (key == null || key.isBlank()
-                ? "; when it has, it also needs E2B_API_KEY (an API key from your E2B dashboard), which is not set"
-                : "");
+    /**
+     * The E2B engine, or, without an API key, an {@link Unavailable} that says which variable to set (checked here
+     * first, so that the sample's words name its own flags; the engine would refuse too).
+     */
+    private static Opened openE2b(ArtifactService artifacts, String template, Map<String, String> env,
+                                  UnaryOperator<E2bEngine.Builder> e2b) throws Unavailable {
+        String key = env.get("E2B_API_KEY");
+        if (key == null || key.isBlank()) {
+            throw new Unavailable(Backend.E2B, "E2B_API_KEY is not set: the E2B backend runs the model's programs in "
+                    + "E2B's cloud, and needs an API key of your E2B account", E2B_KEY_FIX, null);
+        }
+        E2bEngine.Builder b = E2bEngine.builder().e2bVariables(env).artifactService(artifacts);
+        String chosen = template == null || template.isBlank() ? E2bEngine.DEFAULT_TEMPLATE : template.strip();
+        E2bEngine engine = e2b.apply(b.template(chosen)).build();
+        return new Opened(engine, Backend.E2B, "an E2B cloud sandbox per workspace (template " + chosen + "): a "
+                + "Firecracker microVM on E2B's machines, not this host, with internet access off; it is billed while "
+                + "it runs and killed when the chatbot ends", null);
+    }
+
+    private static final String E2B_KEY_FIX = "create an API key in your E2B dashboard (https://e2b.dev/dashboard), "
+            + "then export E2B_API_KEY=<your key> and run again (E2B_DOMAIN or E2B_API_URL for a self-hosted E2B, "
+            + "--template NAME for another template); see docs/e2b.md.";
+
+    private static String e2bFix(CodeExecException e) {
+        if (e instanceof E2bAuthenticationException) {
+            return e.getMessage() != null && e.getMessage().contains("no E2B API key") ? E2B_KEY_FIX
+                    : "check E2B_API_KEY: E2B refused it (a key of another team, revoked, or mistyped); the dashboard "
+                    + "https://e2b.dev/dashboard lists your keys. See docs/troubleshooting.md#e2b.";
+        }
+        if (e instanceof E2bTemplateNotFoundException) {
+            return "name a template your team has with --template NAME (the default is " + E2bEngine.DEFAULT_TEMPLATE
+                    + "; `e2b template list` shows yours). See docs/troubleshooting.md#e2b.";
+        }
+        if (e instanceof E2bRateLimitException) {
+            return "E2B limits how many sandboxes a team runs at once and how fast they are created: wait a minute, "
+                    + "or kill sandboxes you no longer need in the dashboard. See docs/troubleshooting.md#e2b.";
+        }
+        if (e instanceof E2bSandboxGoneException) {
+            return "the sandbox ended (its timeout passed, or it was killed in the dashboard): run again. See "
+                    + "docs/troubleshooting.md#e2b.";
+        }
+        return "see docs/troubleshooting.md#e2b.";
     }
 
     /** "root (the administrator)" or the user name: never more than the name. */

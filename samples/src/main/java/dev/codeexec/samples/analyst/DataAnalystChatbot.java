@@ -4,6 +4,7 @@ import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.FileRef;
 import dev.codeexec.artifact.FileSystemArtifactService;
+import dev.codeexec.e2b.E2bEngine;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.langchain4j.CodeExecution;
@@ -43,6 +44,7 @@ import java.util.Map;
  *
  * <pre>
  * ./scripts/sample [--backend sandbox|local|container|jupyter|e2b] [--interactive] [--output DIR] [--image IMAGE]
+ *                  [--template NAME]
  * </pre>
  *
  * Every step is printed; the outputs are copied to a folder of the run that stays after it.
@@ -61,16 +63,19 @@ public final class DataAnalystChatbot {
     }
 
     /** Command-line options. */
-    record Options(Backend backend, boolean interactive, Path output, String image, boolean help) {
+    record Options(Backend backend, boolean interactive, Path output, String image, String template, boolean help) {
 
         static final String USAGE = "usage: ./scripts/sample [--backend " + Backend.flags() + "] [--interactive] "
-                + "[--output DIR] [--image IMAGE]\n"
+                + "[--output DIR] [--image IMAGE] [--template NAME]\n"
                 + "  --backend      where the model's programs run; default: sandbox where it works, else local\n"
                 + "  --interactive  chat yourself instead of the scripted demo (offline: a few commands; set "
                 + "OPENAI_API_KEY for a real model)\n"
                 + "  --output DIR   where each run's outputs are kept (default: data-analyst-runs)\n"
                 + "  --image IMAGE  the container backend's image (default: " + Backends.DEFAULT_IMAGE + ")\n"
-                + "Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (default gpt-4o-mini).";
+                + "  --template NAME  the e2b backend's sandbox template (default: " + E2bEngine.DEFAULT_TEMPLATE
+                + ")\n"
+                + "Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (default gpt-4o-mini); for --backend "
+                + "e2b: E2B_API_KEY (required), E2B_DOMAIN, E2B_API_URL.";
 
         static Options parse(String... args) {
             Backend backend = null;
@@ -78,17 +83,19 @@ public final class DataAnalystChatbot {
             boolean help = false;
             Path output = Path.of("data-analyst-runs");
             String image = Backends.DEFAULT_IMAGE;
+            String template = null;
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--backend" -> backend = Backend.fromFlag(value(args, ++i, "--backend"));
                     case "--interactive" -> interactive = true;
                     case "--output" -> output = Path.of(value(args, ++i, "--output"));
                     case "--image" -> image = value(args, ++i, "--image");
+                    case "--template" -> template = value(args, ++i, "--template");
                     case "--help", "-h" -> help = true;
                     default -> throw new IllegalArgumentException("unknown option '" + args[i] + "'");
                 }
             }
-            return new Options(backend, interactive, output, image, help);
+            return new Options(backend, interactive, output, image, template, help);
         }
 
         private static String value(String[] args, int i, String option) {
@@ -144,7 +151,8 @@ public final class DataAnalystChatbot {
      */
     static Result run(Options options, InputStream in, PrintStream out, Map<String, String> env)
             throws Backends.Unavailable {
-        return run(options, in, out, env, (backend, artifacts) -> Backends.open(backend, artifacts, options.image()));
+        return run(options, in, out, env, (backend, artifacts) -> Backends.open(backend, artifacts, options.image(),
+                options.template(), env));
     }
 
     /** How a run opens its backend (tests open one the sandbox cannot start on). */
@@ -218,6 +226,7 @@ public final class DataAnalystChatbot {
         String what = switch (backend) {
             case CONTAINER -> "starting the workspace's container";
             case JUPYTER -> "starting the workspace's Jupyter kernel";
+            case E2B -> "creating the workspace's E2B sandbox";
             default -> "creating the workspace";
         };
         out.println("\n" + Character.toUpperCase(what.charAt(0)) + what.substring(1) + ", staging "

@@ -3,6 +3,8 @@ package dev.codeexec.samples.analyst;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.codeexec.e2b.FakeE2b;
+import dev.codeexec.e2b.FakeTesting;
 import dev.codeexec.sandbox.SandboxEngine;
 import dev.codeexec.testing.Requirements;
 import java.io.ByteArrayInputStream;
@@ -40,6 +42,67 @@ class DataAnalystChatbotTest {
         DataAnalystChatbot.Result r = runDemo(backend);
 
         assertThat(r.backend()).isEqualTo(backend);
+        assertDemo(r);
+    }
+
+    /**
+     * The demo on {@code --backend e2b}, configured from the environment as a user would (key and URLs), against the
+     * e2b module's fake E2B on the loopback interface; only the sandbox user and base folder are the fake's.
+     */
+    @Test
+    void should_run_the_demo_in_an_e2b_sandbox_when_the_e2b_backend_is_chosen(@TempDir Path e2bBase)
+            throws Exception {
+        FakeTesting.requirePython();
+        try (FakeE2b fake = new FakeE2b(e2bBase)) {
+            Map<String, String> env = Map.of("E2B_API_KEY", FakeE2b.API_KEY, "E2B_API_URL", fake.url(),
+                    "E2B_SANDBOX_URL", fake.url());
+            DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "e2b",
+                    "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, env,
+                    (backend, artifacts) -> Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, null, env,
+                            a -> SandboxEngine.builder().artifactService(a).build(),
+                            b -> b.user("root").baseDir(e2bBase.toString())));
+
+            assertThat(r.backend()).isEqualTo(Backend.E2B);
+            assertDemo(r);
+            assertThat(printed()).contains("Backend: e2b, isolation: an E2B cloud sandbox per workspace (template "
+                    + "code-interpreter-v1)", "Creating the workspace's E2B sandbox");
+            assertThat(fake.created()).hasSize(1);
+            assertThat(fake.live()).as("the sandbox was killed when the chatbot ended").isEmpty();
+        }
+    }
+
+    @Test
+    void should_say_which_variable_to_set_when_the_e2b_backend_has_no_api_key() {
+        assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "e2b",
+                "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE))
+                .isInstanceOf(Backends.Unavailable.class)
+                .hasMessageStartingWith("E2B_API_KEY is not set")
+                .hasNoCause()
+                .satisfies(e -> assertThat(((Backends.Unavailable) e).fix()).contains("https://e2b.dev/dashboard",
+                        "export E2B_API_KEY=<your key>", "--template NAME"));
+    }
+
+    @Test
+    void should_say_the_key_was_refused_without_showing_it_when_e2b_refuses_the_api_key(@TempDir Path e2bBase)
+            throws Exception {
+        String wrongKey = "e2b_0123456789abcdef_not_this_teams";
+        try (FakeE2b fake = new FakeE2b(e2bBase)) {
+            Map<String, String> env = Map.of("E2B_API_KEY", wrongKey, "E2B_API_URL", fake.url(),
+                    "E2B_SANDBOX_URL", fake.url());
+            assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "e2b",
+                    "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, env))
+                    .isInstanceOf(Backends.Unavailable.class)
+                    .satisfies(e -> {
+                        assertThat(((Backends.Unavailable) e).fix()).startsWith("check E2B_API_KEY: E2B refused it");
+                        assertThat(e.getMessage()).doesNotContain(wrongKey);
+                        assertThat(((Backends.Unavailable) e).fix()).doesNotContain(wrongKey);
+                    });
+            assertThat(printed()).doesNotContain(wrongKey);
+            assertThat(fake.created()).isEmpty();
+        }
+    }
+
+    private void assertDemo(DataAnalystChatbot.Result r) throws IOException {
         // out/ was copied into the run folder, which outlives the workspace
         Path summary = r.runDir().resolve("out/summary.md");
         assertThat(r.outputs()).contains(summary.toAbsolutePath().normalize());
@@ -82,8 +145,8 @@ class DataAnalystChatbotTest {
     void should_fall_back_to_local_and_say_what_that_means_when_the_sandbox_cannot_run() throws Exception {
         DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--output",
                 output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE, (backend, artifacts) ->
-                Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, a -> SandboxEngine.builder()
-                        .bwrapPath(Path.of("/nonexistent/bwrap")).artifactService(a).build()));
+                Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, null, OFFLINE, a -> SandboxEngine.builder()
+                        .bwrapPath(Path.of("/nonexistent/bwrap")).artifactService(a).build(), b -> b));
 
         assertThat(r.backend()).isEqualTo(Backend.LOCAL);
         assertThat(printed()).contains("WARNING: the sandbox cannot run here, so this runs on the LOCAL backend, "
@@ -120,10 +183,6 @@ class DataAnalystChatbotTest {
 
     @Test
     void should_say_why_and_what_to_do_when_a_backend_cannot_start() {
-        assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "e2b",
-                "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE))
-                .isInstanceOf(Backends.Unavailable.class).hasMessageContaining("E2B backend is not part of this build")
-                .satisfies(e -> assertThat(((Backends.Unavailable) e).fix()).contains("--backend sandbox"));
         assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "container",
                 "--image", "codeexec-no-such-image:none", "--output", output.toString()),
                 new ByteArrayInputStream(new byte[0]), out, OFFLINE))
