@@ -22,7 +22,9 @@ final class SandboxScripts {
     static final String SETUP = ""
             + "base=$1 user=$2 ws=$3 probe=$4 uid=$5 gid=$6; shift 6\n"
             + "mkdir -p -- \"$base\" || exit 10\n"
-            + "[ -d \"$base/.codeexec\" ] || mkdir -m 0700 -- \"$base/.codeexec\" || exit 10\n"
+            // Create first, check after: two workspaces set up at once in one sandbox must not race a check.
+            + "mkdir -m 0700 -- \"$base/.codeexec\" 2>/dev/null"
+            + " || { [ -d \"$base/.codeexec\" ] && [ ! -L \"$base/.codeexec\" ]; } || exit 10\n"
             + "if [ \"$probe\" = 1 ]; then\n"
             + "  uid=$(id -u -- \"$user\") && gid=$(id -g -- \"$user\") || exit 11\n"
             + "  unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$gid\" --init-groups -- true"
