@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -18,17 +19,22 @@ import java.util.function.Function;
 final class ConversationWorkspaces implements AutoCloseable {
 
     private final Duration idleTtl;
+    private final BiConsumer<Engine, Workspace> removed;
     private final Map<Engine, WorkspaceRegistry> registries = new ConcurrentHashMap<>();
 
-    /** @param idleTtl workspaces idle this long are removed; null keeps them until closed */
-    ConversationWorkspaces(Duration idleTtl) {
+    /**
+     * @param idleTtl workspaces idle this long are removed; null keeps them until closed
+     * @param removed told of every workspace removed (closed, reaped, or found gone), to drop what is kept for it
+     */
+    ConversationWorkspaces(Duration idleTtl, BiConsumer<Engine, Workspace> removed) {
         this.idleTtl = idleTtl;
+        this.removed = removed;
     }
 
     /** Runs {@code fn} holding the workspace's lock; creates the workspace first when the key has none. */
     <T> T withWorkspace(Engine engine, String key, Function<Workspace, T> fn) {
-        return registries.computeIfAbsent(engine, e -> WorkspaceRegistry.builder(e).idleTtl(idleTtl).build())
-                .withWorkspace(key, fn);
+        return registries.computeIfAbsent(engine, e -> WorkspaceRegistry.builder(e).idleTtl(idleTtl)
+                .onRemove(ws -> removed.accept(e, ws)).build()).withWorkspace(key, fn);
     }
 
     /** Removes the conversation's workspaces (on every engine). */

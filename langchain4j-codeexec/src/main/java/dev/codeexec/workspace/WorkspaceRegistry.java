@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -44,6 +45,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
     private final Duration idleTtl;
     private final LongSupplier nanoClock;
     private final boolean serialCalls;
+    private final Consumer<Workspace> onRemove;
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -54,6 +56,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
         this.idleTtl = b.idleTtl;
         this.nanoClock = b.nanoClock == null ? System::nanoTime : b.nanoClock;
         this.serialCalls = b.serialCalls;
+        this.onRemove = b.onRemove == null ? ws -> { } : b.onRemove;
         if (idleTtl != null && b.startReaper) {
             long period = Math.max(1000, idleTtl.toMillis() / 2);
             this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -109,10 +112,12 @@ public final class WorkspaceRegistry implements AutoCloseable {
                         e.lock.lock();
                     }
                 }
+                Workspace current = e.workspace;
                 try {
-                    return action.apply(e.workspace);
+                    return action.apply(current);
                 } catch (WorkspaceGoneException gone) {
                     e.workspace = null;
+                    removed(current);
                     throw gone;
                 } finally {
                     e.lastUsed = nanoClock.getAsLong();
@@ -234,7 +239,20 @@ public final class WorkspaceRegistry implements AutoCloseable {
         Workspace ws = e.workspace;
         e.workspace = null;
         if (ws != null) {
-            engine.manager().cleanup(ws);
+            try {
+                engine.manager().cleanup(ws);
+            } finally {
+                removed(ws);
+            }
+        }
+    }
+
+    /** Tells the listener, which must not fail the removal. */
+    private void removed(Workspace ws) {
+        try {
+            onRemove.accept(ws);
+        } catch (RuntimeException ex) {
+            LOG.warn("a listener of removed workspaces failed", ex);
         }
     }
 
@@ -266,6 +284,7 @@ public final class WorkspaceRegistry implements AutoCloseable {
         private LongSupplier nanoClock;
         private boolean startReaper = true;
         private boolean serialCalls = true;
+        private Consumer<Workspace> onRemove;
 
         private Builder(Engine engine) {
             this.engine = engine;
@@ -299,6 +318,16 @@ public final class WorkspaceRegistry implements AutoCloseable {
          */
         public Builder serialCalls(boolean serialCalls) {
             this.serialCalls = serialCalls;
+            return this;
+        }
+
+        /**
+         * Told of every workspace the registry removes (closed, reaped) or forgets because it was found gone, after the
+         * engine's cleanup and under the key's lock, so that whatever was kept for it can go too; default none. It
+         * must be quick and must not use the registry; its failures are logged, never thrown.
+         */
+        public Builder onRemove(Consumer<Workspace> listener) {
+            this.onRemove = listener;
             return this;
         }
 
