@@ -49,7 +49,8 @@ public interface WorkspaceFS {
 
     /**
      * Lists entries matching a glob, or the entries of a directory (recursively) when {@code globOrDir} names one.
-     * Links out of the workspace are not listed.
+     * Links out of the workspace are not listed. The core's file systems list at most 100,000 entries this way and
+     * cannot say whether that was all: {@link #list(Workspace, String, ListOptions)} says so.
      */
     List<FileInfo> list(Workspace ws, String globOrDir);
 

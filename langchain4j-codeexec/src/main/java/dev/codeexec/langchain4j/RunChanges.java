@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * files, and every {@link WorkspaceIO} use, marks the workspace {@linkplain #mayHaveChanged changed}.
  *
  * <p>Memory: trackers are closed when their workspace is closed or reaped, and when the runtime closes. At most
- * {@value #MAX_TRACKERS} are kept, holding at most {@value #MAX_TRACKED_ENTRIES} entries together; past that the
+ * {@value #MAX_TRACKERS} are kept, holding at most {@value #MAX_ENTRIES_IN_ALL} entries together; past that the
  * least recently used are closed (their workspace gets a new tracker, from a fresh look, at its next run).
  */
 final class RunChanges implements AutoCloseable {
@@ -32,7 +32,7 @@ final class RunChanges implements AutoCloseable {
     static final int MAX_TRACKERS = 1024;
 
     /** {@value}: most entries all trackers keep together (a few hundred bytes each). */
-    static final long MAX_TRACKED_ENTRIES = 500_000;
+    static final long MAX_ENTRIES_IN_ALL = 500_000;
 
     /** A run's result and what it changed (null when not reported). */
     record Tracked<T>(T result, ChangedFiles changed) {
@@ -202,7 +202,7 @@ final class RunChanges implements AutoCloseable {
                 s.entries = held;
             }
             Iterator<Map.Entry<Key, Slot>> it = slots.entrySet().iterator();
-            while ((slots.size() > MAX_TRACKERS || entries > MAX_TRACKED_ENTRIES) && it.hasNext()) {
+            while ((slots.size() > MAX_TRACKERS || entries > MAX_ENTRIES_IN_ALL) && it.hasNext()) {
                 Slot old = it.next().getValue();
                 if (!old.inUse && old != s) {
                     it.remove();

@@ -109,7 +109,8 @@ final class HostChangeFeed implements ChangeFeed {
 
         private final WatchService watcher;
         private final Path sentinelDir;
-        private final WatchKey sentinelKey;
+        /** Guarded by {@code drain}. */
+        private WatchKey sentinelKey;
         /** For each key, the watches that use it and the directory it is for each of them. */
         private final Map<WatchKey, Map<HostWatch, String>> owners = new ConcurrentHashMap<>();
         private final Object drain = new Object();
@@ -218,7 +219,15 @@ final class HostChangeFeed implements ChangeFeed {
                     Files.createFile(file);
                     Files.delete(file);
                 } catch (IOException e) {
-                    return false;
+                    // The private directory was removed (a cleaner of the temporary directory): make it again.
+                    try {
+                        Files.createDirectories(sentinelDir);
+                        sentinelKey = sentinelDir.register(watcher, ENTRY_CREATE);
+                        Files.createFile(file);
+                        Files.delete(file);
+                    } catch (IOException again) {
+                        return false;
+                    }
                 }
                 long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
                 boolean seen = false;

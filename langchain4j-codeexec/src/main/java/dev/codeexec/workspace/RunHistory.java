@@ -107,7 +107,8 @@ public final class RunHistory {
 
     /**
      * Counts a run of {@code ws} and, every {@code max(1, keep / 10)} runs, deletes its oldest run folders beyond
-     * {@code keep}. A failure (the workspace is gone or busy) is logged and tried again at the next run.
+     * {@code keep}. A failure (the workspace is gone or busy) is logged, never thrown, and tried again at the next
+     * run.
      *
      * @return how many folders were deleted
      */
@@ -123,11 +124,16 @@ public final class RunHistory {
         }
         try {
             return prune(fs, ws);
-        } catch (CodeExecException e) {
+        } catch (RuntimeException e) {
             synchronized (runsSinceLook) {
                 runsSinceLook.remove(ws.id()); // look again at the next run
             }
-            LOG.debug("could not trim the run history of a workspace: {}", e.getMessage());
+            if (e instanceof CodeExecException) {
+                LOG.debug("could not trim the run history of a workspace: {}", e.getMessage());
+            } else {
+                // Never fails the run it follows, whatever the file system threw.
+                LOG.warn("trimming the run history of a workspace failed", e);
+            }
             return 0;
         }
     }
@@ -161,13 +167,6 @@ public final class RunHistory {
             }
         }
         return deleted;
-    }
-
-    /** Forgets a removed workspace's count. */
-    public void forget(Workspace ws) {
-        synchronized (runsSinceLook) {
-            runsSinceLook.remove(ws.id());
-        }
     }
 
     private static String group(String name, int g) {

@@ -86,7 +86,7 @@ class RunChangesTest {
         }
 
         // 250 x 2,500 entries is more than all trackers may hold together: the least recently used were closed.
-        assertThat(changes().trackedEntries()).isPositive().isLessThanOrEqualTo(RunChanges.MAX_TRACKED_ENTRIES);
+        assertThat(changes().trackedEntries()).isPositive().isLessThanOrEqualTo(RunChanges.MAX_ENTRIES_IN_ALL);
         assertThat(changes().size()).isLessThan(250);
         codeExec.close();
 
