@@ -7,8 +7,11 @@ import java.util.Map;
 /**
  * Tells a {@link WorkspaceChangeTracker} which paths of a workspace changed, so that a look re-reads those instead of
  * walking the whole tree. The core's host-directory file systems have one on Linux ({@link HostChangeFeed}); a
- * backend without one is walked on every look. A feed's notices are hints: what is there is always read again through
- * the backend's primitives and the listing rules, so a wrong or extra notice costs a read, never a wrong answer.
+ * backend without one is walked on every look. A notice says where to look; what is there is always read again
+ * through the backend's primitives and the listing rules, so a notice for a path outside the folders, for a link out
+ * of the workspace or for something that is gone again costs a read and reports nothing wrong. A notice for a file
+ * that exists before and after counts as a modification (that is how a same-size rewrite is seen), and a change
+ * without a notice is not seen: a feed names every change, or says it lost track.
  */
 interface ChangeFeed {
 

@@ -94,11 +94,15 @@ final class HostChangeFeed implements ChangeFeed {
             return null;
         }
         HostWatch w = new HostWatch(service, resolver, folders);
-        if (!w.start()) {
-            w.close();
-            return null;
+        boolean started = false;
+        try {
+            started = w.start();
+            return started ? w : null;
+        } finally {
+            if (!started) {
+                w.close(); // gives the service back
+            }
         }
-        return w;
     }
 
     /** The JVM's one inotify instance: its keys, their owners, and the round trip that makes a poll complete. */

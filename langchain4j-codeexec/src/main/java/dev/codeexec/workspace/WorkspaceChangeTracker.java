@@ -81,7 +81,14 @@ final class WorkspaceChangeTracker implements FileChangeTracker {
         this.watch = feed == null ? null : feed.watch(ws, this.folders);
         this.comparedLimit = comparedLimit;
         this.limit = watch == null ? comparedLimit : trackedLimit;
-        this.index = readAll(new WorkspaceWalk(f, access.apply(ws)));
+        try {
+            this.index = readAll(new WorkspaceWalk(f, access.apply(ws)));
+        } catch (RuntimeException e) {
+            if (watch != null) {
+                watch.close();
+            }
+            throw e;
+        }
         if (index == null) {
             looksUntilRetry = RETRY_LOOKS;
         }

@@ -137,7 +137,13 @@ class RunChangesTest {
         exec("big");
 
         String text = exec("big");
+        dev.langchain4j.service.tool.ToolExecutionResult provided = codeExec.toolProvider().provideTools(null)
+                .aiServiceTools().stream().filter(t -> t.name().equals("workspace_exec")).findFirst().orElseThrow()
+                .toolExecutor().executeWithContext(dev.langchain4j.agent.tool.ToolExecutionRequest.builder().id("1")
+                        .name("workspace_exec").arguments("{\"command\":\"true\"}").build(), ctx("big"));
 
+        assertThat(provided.attributes()).containsEntry("files_changed", java.util.List.of())
+                .containsEntry("files_changed_complete", false);
         assertThat(text).contains("--- files changed ---\nnot checked: work/ and out/ hold more than 5000 files and "
                 + "folders").doesNotContain("+ out/new.txt");
     }

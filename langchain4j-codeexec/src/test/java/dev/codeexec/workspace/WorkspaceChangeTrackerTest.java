@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -125,13 +126,12 @@ class WorkspaceChangeTrackerTest {
         assertThat(lines(t.changes())).containsExactly("~ work/data.txt 4");
     }
 
-    @ParameterizedTest(name = "feed={0}")
-    @ValueSource(booleans = {true})
-    void should_report_a_same_size_rewrite_within_the_same_clock_tick_when_the_kernel_tells(boolean feed)
+    @Test
+    void should_report_a_same_size_rewrite_within_the_same_clock_tick_when_the_kernel_tells()
             throws IOException {
         Path f = write("work/deep/er/data.txt", "aaaa");
         FileTime before = Files.getLastModifiedTime(f);
-        FileChangeTracker t = tracker(feed);
+        FileChangeTracker t = tracker(true);
 
         // The rewrite keeps size and time (as one within the file system's clock granularity would): only the
         // kernel's notice tells it apart from no change at all.
@@ -141,12 +141,11 @@ class WorkspaceChangeTrackerTest {
         assertThat(lines(t.changes())).containsExactly("~ work/deep/er/data.txt 4");
     }
 
-    @ParameterizedTest(name = "feed={0}")
-    @ValueSource(booleans = {false})
-    void should_miss_a_rewrite_that_keeps_size_and_time_when_walking_as_documented(boolean feed) throws IOException {
+    @Test
+    void should_miss_a_rewrite_that_keeps_size_and_time_when_walking_as_documented() throws IOException {
         Path f = write("work/data.txt", "aaaa");
         FileTime before = Files.getLastModifiedTime(f);
-        FileChangeTracker t = tracker(feed);
+        FileChangeTracker t = tracker(false);
 
         Files.writeString(f, "bbbb");
         Files.setLastModifiedTime(f, before);
@@ -245,15 +244,14 @@ class WorkspaceChangeTrackerTest {
         assertThat(lines(t.changes())).containsExactly("+ work/in-link 4");
     }
 
-    @ParameterizedTest(name = "feed={0}")
-    @ValueSource(booleans = {true})
-    void should_read_only_what_changed_when_a_large_tree_changes_deep_inside(boolean feed) throws IOException {
+    @Test
+    void should_read_only_what_changed_when_a_large_tree_changes_deep_inside() throws IOException {
         for (int d = 0; d < 100; d++) {
             for (int f = 0; f < 100; f++) {
                 write("work/tree/d" + d + "/s/f" + f, "content");
             }
         }
-        FileChangeTracker t = tracker(feed);
+        FileChangeTracker t = tracker(true);
         assertThat(t.trackedEntries()).as("10,000 files and their folders").isGreaterThan(10_000);
         visited.set(0);
 
@@ -312,11 +310,10 @@ class WorkspaceChangeTrackerTest {
         assertThatThrownBy(t::changes).isInstanceOf(IllegalStateException.class);
     }
 
-    @ParameterizedTest(name = "feed={0}")
-    @ValueSource(booleans = {true})
-    void should_keep_two_trackers_of_one_workspace_apart_when_one_closes(boolean feed) throws IOException {
-        FileChangeTracker first = tracker(feed);
-        FileChangeTracker second = tracker(feed);
+    @Test
+    void should_keep_two_trackers_of_one_workspace_apart_when_one_closes() throws IOException {
+        FileChangeTracker first = tracker(true);
+        FileChangeTracker second = tracker(true);
 
         write("work/a", "a");
         assertThat(lines(first.changes())).containsExactly("+ work/a 1");
@@ -325,6 +322,49 @@ class WorkspaceChangeTrackerTest {
 
         // The kernel gives one watch per folder: closing the first must not have cancelled the second's.
         assertThat(lines(second.changes())).containsExactly("+ work/a 1", "+ work/b 2");
+    }
+
+    @Test
+    void should_read_the_folders_whole_when_the_feed_lost_track_and_walk_when_it_stopped() throws IOException {
+        write("work/a", "a");
+        java.util.Queue<ChangeFeed.Notices> answers = new java.util.LinkedList<>();
+        boolean[] closed = {false};
+        ChangeFeed scripted = (w, folders) -> new ChangeFeed.Watch() {
+            @Override
+            public ChangeFeed.Notices poll() {
+                return answers.poll();
+            }
+
+            @Override
+            public void close() {
+                closed[0] = true;
+            }
+        };
+        StandardWorkspaceFS fs = StandardWorkspaceFS.builder()
+                .files(w -> new HostWorkspaceFiles(new PathResolver(manager.hostPath(w)))).changeFeed(scripted)
+                .build();
+        FileChangeTracker t = fs.trackChanges(ws, List.of("work", "out"));
+        trackers.add(t);
+
+        // Notices for what did not change, for paths outside the folders and for nothing at all: no wrong report.
+        write("work/b", "bb");
+        write("runs/x", "x");
+        answers.add(new ChangeFeed.Notices(java.util.Map.of("work/b", false, "runs/x", false, "work/none", true,
+                "out", false), true, false));
+        assertThat(lines(t.changes())).containsExactly("+ work/b 2");
+
+        // Lost track: the look reads everything, and so finds what no notice named.
+        write("work/c", "c");
+        answers.add(ChangeFeed.Notices.lostTrack());
+        assertThat(lines(t.changes())).containsExactly("+ work/c 1");
+
+        // Stopped: the tracker walks from then on, and still sees every change.
+        Files.delete(root.resolve("work/a"));
+        answers.add(null);
+        assertThat(lines(t.changes())).containsExactly("- work/a");
+        write("work/d", "d");
+        assertThat(lines(t.changes())).containsExactly("+ work/d 1");
+        assertThat(answers).isEmpty();
     }
 
     /** Host primitives that count the entries they report to walks and the stats they answer. */
