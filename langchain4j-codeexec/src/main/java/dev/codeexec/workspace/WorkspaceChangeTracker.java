@@ -33,13 +33,13 @@ import java.util.function.Function;
  * <p><b>Without a feed</b> every look walks the folders, at most {@link StandardWorkspaceFS#MAX_COMPARED_ENTRIES}
  * entries, and compares sizes and modification times: a rewrite that keeps both is not seen.
  *
- * <p>Past its limit a tracker keeps nothing and reports that nothing was compared. With a feed it tries again only
- * after something was deleted, and then at most every {@value #RETRY_LOOKS} looks, so a tree that stays too big is
- * not walked on every call.
+ * <p>Past its limit a tracker keeps nothing and reports that nothing was compared. It walks again every
+ * {@value #RETRY_LOOKS} looks (with a feed, only once something was deleted), so a tree that stays too big is not
+ * walked on every call.
  */
 final class WorkspaceChangeTracker implements FileChangeTracker {
 
-    /** Looks between two attempts to index a tree that was too big, once something was deleted (with a feed). */
+    /** Looks between two attempts to index a tree that was too big (with a feed: once something was deleted). */
     static final int RETRY_LOOKS = 16;
 
     /** What the index keeps of an entry; directories are kept for the tree's structure and never reported. */
@@ -116,6 +116,9 @@ final class WorkspaceChangeTracker implements FileChangeTracker {
                     return FileChanges.notCompared(limit);
                 }
             }
+        } else if (index == null && --looksUntilRetry > 0) {
+            // Too big at the last walk: walking the same bound again on every look would only say so again.
+            return FileChanges.notCompared(limit);
         }
         return full(walk);
     }
