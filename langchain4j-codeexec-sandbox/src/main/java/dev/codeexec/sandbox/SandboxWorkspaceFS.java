@@ -1,8 +1,12 @@
 package dev.codeexec.sandbox;
 
 import dev.codeexec.FileRef;
+import dev.codeexec.engine.FileChangeTracker;
+import dev.codeexec.engine.FileChanges;
 import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.ListOptions;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;
 import dev.codeexec.engine.PutFile;
@@ -137,6 +141,33 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
     @Override
     public List<FileInfo> list(Workspace ws, String globOrDir) {
         return gates.exclusive(ws, () -> delegate.list(ws, globOrDir));
+    }
+
+    @Override
+    public FileListing list(Workspace ws, String globOrDir, ListOptions options) {
+        return gates.exclusive(ws, () -> delegate.list(ws, globOrDir, options));
+    }
+
+    /** The core's tracker, every look of which is a host-side file operation like any other: gated. */
+    @Override
+    public FileChangeTracker trackChanges(Workspace ws, List<String> folders) {
+        FileChangeTracker t = gates.exclusive(ws, () -> delegate.trackChanges(ws, folders));
+        return new FileChangeTracker() {
+            @Override
+            public FileChanges changes() {
+                return gates.exclusive(ws, t::changes);
+            }
+
+            @Override
+            public int trackedEntries() {
+                return t.trackedEntries();
+            }
+
+            @Override
+            public void close() {
+                t.close();
+            }
+        };
     }
 
     @Override

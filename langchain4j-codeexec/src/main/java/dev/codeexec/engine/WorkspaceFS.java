@@ -2,6 +2,7 @@ package dev.codeexec.engine;
 
 import dev.codeexec.FileRef;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -48,9 +49,60 @@ public interface WorkspaceFS {
 
     /**
      * Lists entries matching a glob, or the entries of a directory (recursively) when {@code globOrDir} names one.
-     * Links out of the workspace are not listed.
+     * Links out of the workspace are not listed. The core's file systems list at most 100,000 entries this way and
+     * cannot say whether that was all: {@link #list(Workspace, String, ListOptions)} says so.
      */
     List<FileInfo> list(Workspace ws, String globOrDir);
+
+    /**
+     * Lists like {@link #list(Workspace, String)}, within the options' limits: the walk stops once it has found one
+     * entry more than {@link ListOptions#maxEntries()}, so the cost is bounded by the limit and not by the size of the
+     * tree, and the listing says whether it is {@linkplain FileListing#complete() complete}. When a limit cut it, which
+     * entries are listed depends on the order in which the backend walks the tree. {@link ListOptions#maxDepth()}
+     * applies to directory listings (a glob matches at whatever depth its pattern allows).
+     *
+     * <p>The default lists everything through {@link #list(Workspace, String)} and then cuts; the core's file systems
+     * stop walking at the limit.
+     */
+    default FileListing list(Workspace ws, String globOrDir, ListOptions options) {
+        String spec = globOrDir == null || globOrDir.isBlank() ? "." : globOrDir.strip();
+        boolean glob = spec.chars().anyMatch(c -> c == '*' || c == '?' || c == '[' || c == '{');
+        String base = spec.equals(".") ? "" : spec + "/";
+        List<FileInfo> out = new ArrayList<>();
+        for (FileInfo f : list(ws, globOrDir)) {
+            if (!glob && options.maxDepth() > 0 && f.path().startsWith(base)
+                    && f.path().substring(base.length()).split("/").length > options.maxDepth()) {
+                continue;
+            }
+            if (options.withoutContents().stream().anyMatch(d -> f.path().startsWith(d + "/")
+                    && !(spec.equals(d) || spec.startsWith(d + "/")))) {
+                continue;
+            }
+            if (out.size() == options.maxEntries()) {
+                return new FileListing(out, false);
+            }
+            out.add(f);
+        }
+        return new FileListing(out, true);
+    }
+
+    /**
+     * Starts following the files below {@code folders} (workspace-relative directories, {@code work} and {@code out}
+     * for the tools), so that {@link FileChangeTracker#changes()} tells which files were created, modified or deleted
+     * between two looks. The first look is taken now. The caller closes the tracker.
+     *
+     * <p>How finely a modification is seen depends on the file system. The core's host-directory file systems on
+     * Linux are told of every change by the kernel (inotify): a look costs what changed, not the size of the tree, and
+     * a file rewritten with the same size within the same second is still seen. Elsewhere each look lists the
+     * folders again, within a smaller bound, and compares sizes and modification times. The default, for file systems
+     * built without the core's primitives, compares sizes from {@link #list(Workspace, String, ListOptions)} at most
+     * {@value ListingChangeTracker#LIMIT} entries.
+     *
+     * @throws CodeExecException when the workspace cannot be read
+     */
+    default FileChangeTracker trackChanges(Workspace ws, List<String> folders) {
+        return new ListingChangeTracker(this, ws, folders);
+    }
 
     /** Deletes a file or a directory tree inside the workspace. Deleting a missing path does nothing. */
     void delete(Workspace ws, String path);

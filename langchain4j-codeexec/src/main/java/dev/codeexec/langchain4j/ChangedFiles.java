@@ -1,113 +1,77 @@
 package dev.codeexec.langchain4j;
 
-import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.FileInfo;
-import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.FileChange;
+import dev.codeexec.engine.FileChanges;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
- * Which files under {@code work/} and {@code out/} a run created, deleted or resized, from a listing before and after.
- * Only those two folders are listed: they are where the tools tell the model to put files, and walking
- * {@code runs/} (one folder per run) would make every call slower as a conversation goes on. A file rewritten with
- * the same size is not seen: listings carry sizes, not modification times.
+ * The files under {@code work/} and {@code out/} that a run created, modified or deleted, as the workspace's change
+ * tracker saw them ({@link ChangeTrackers}), in the words the model reads. Only those two folders are followed: they are
+ * where the tools tell the model to put files; {@code runs/} and the rest are not reported.
+ *
+ * <p>When the folders hold more entries than the tracker follows, the report says that nothing was checked (and how
+ * many entries that limit is) instead of claiming that nothing changed.
  */
 final class ChangedFiles {
 
-    /** Above this many files the snapshot is skipped, so a huge workspace does not slow every call. */
-    static final int MAX_SNAPSHOT = 5_000;
+    /** The folders a run's changes are reported for. */
+    static final List<String> FOLDERS = List.of("work", "out");
 
     private static final int MAX_SHOWN = 20;
 
-    private static final List<String> FOLDERS = List.of("work", "out");
+    private final FileChanges changes;
 
-    private final List<String> created = new ArrayList<>();
-    private final List<String> deleted = new ArrayList<>();
-    private final List<String> resized = new ArrayList<>();
-    private final Map<String, Long> sizes;
-
-    private ChangedFiles(Map<String, Long> after) {
-        this.sizes = after;
+    ChangedFiles(FileChanges changes) {
+        this.changes = changes;
     }
 
-    /** The workspace's files and sizes, or null when it is too big or cannot be listed. */
-    static Map<String, Long> snapshot(Engine engine, Workspace ws) {
-        Map<String, Long> m = new TreeMap<>();
-        for (String dir : FOLDERS) {
-            List<FileInfo> all;
-            try {
-                all = engine.fs().list(ws, dir);
-            } catch (CodeExecException e) {
-                continue; // the folder was removed: nothing in it
-            }
-            for (FileInfo f : all) {
-                if (!f.directory()) {
-                    m.put(f.path(), f.sizeBytes());
+    /** True when the comparison was complete and found nothing. */
+    boolean isEmpty() {
+        return changes.isEmpty();
+    }
+
+    /** False when the folders were too big to compare. */
+    boolean complete() {
+        return changes.complete();
+    }
+
+    /** Every changed path (created, then modified, then deleted), for the tool result's attributes. */
+    List<String> paths() {
+        List<String> all = new ArrayList<>();
+        for (FileChange.Kind k : FileChange.Kind.values()) {
+            for (FileChange c : changes.changes()) {
+                if (c.kind() == k) {
+                    all.add(c.path());
                 }
             }
-            if (m.size() > MAX_SNAPSHOT) {
-                return null;
-            }
         }
-        return m;
-    }
-
-    /** The difference, or null when either snapshot is missing. */
-    static ChangedFiles between(Map<String, Long> before, Map<String, Long> after) {
-        if (before == null || after == null) {
-            return null;
-        }
-        ChangedFiles c = new ChangedFiles(after);
-        for (Map.Entry<String, Long> e : after.entrySet()) {
-            Long old = before.get(e.getKey());
-            if (old == null) {
-                c.created.add(e.getKey());
-            } else if (!old.equals(e.getValue())) {
-                c.resized.add(e.getKey());
-            }
-        }
-        for (String p : before.keySet()) {
-            if (!after.containsKey(p)) {
-                c.deleted.add(p);
-            }
-        }
-        return c;
-    }
-
-    boolean isEmpty() {
-        return created.isEmpty() && deleted.isEmpty() && resized.isEmpty();
-    }
-
-    /** Every changed path, for the tool result's attributes. */
-    List<String> paths() {
-        List<String> all = new ArrayList<>(created);
-        all.addAll(resized);
-        all.addAll(deleted);
         return all;
     }
 
     String describe() {
-        if (isEmpty()) {
+        if (!changes.complete()) {
+            return "\n--- files changed ---\nnot checked: work/ and out/ hold more than " + changes.limit()
+                    + " files and folders, more than are followed for this report";
+        }
+        if (changes.changes().isEmpty()) {
             return "";
         }
         StringBuilder sb = new StringBuilder("\n--- files changed ---");
         int shown = 0;
-        for (String p : created) {
-            if (shown++ < MAX_SHOWN) {
-                sb.append("\n+ ").append(p).append(" (").append(sizes.get(p)).append(" bytes)");
-            }
-        }
-        for (String p : resized) {
-            if (shown++ < MAX_SHOWN) {
-                sb.append("\n~ ").append(p).append(" (").append(sizes.get(p)).append(" bytes)");
-            }
-        }
-        for (String p : deleted) {
-            if (shown++ < MAX_SHOWN) {
-                sb.append("\n- ").append(p);
+        for (FileChange.Kind k : FileChange.Kind.values()) {
+            for (FileChange c : changes.changes()) {
+                if (c.kind() != k || shown++ >= MAX_SHOWN) {
+                    continue;
+                }
+                switch (k) {
+                    case CREATED -> sb.append("\n+ ").append(c.path()).append(" (").append(c.sizeBytes())
+                            .append(" bytes)");
+                    case MODIFIED -> sb.append("\n~ ").append(c.path()).append(" (").append(c.sizeBytes())
+                            .append(" bytes)");
+                    case DELETED -> sb.append("\n- ").append(c.path());
+                    default -> throw new IllegalStateException(k.name());
+                }
             }
         }
         if (shown > MAX_SHOWN) {

@@ -175,6 +175,11 @@ public final class CodeExecution implements AutoCloseable {
         this.toolProvider = new WorkspaceToolProvider(runtime, policy);
     }
 
+    /** The tools' runtime (for tests in this package). */
+    ToolRuntime runtime() {
+        return runtime;
+    }
+
     /** A builder; {@link Builder#engine(Engine)} is required. */
     public static Builder builder() {
         return new Builder();

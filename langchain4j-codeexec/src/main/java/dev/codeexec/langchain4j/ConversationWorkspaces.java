@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -21,15 +22,18 @@ final class ConversationWorkspaces implements AutoCloseable {
 
     private final Duration idleTtl;
     private final ToolGovernance governance;
+    private final BiConsumer<Engine, Workspace> removed;
     private final Map<Engine, WorkspaceRegistry> registries = new ConcurrentHashMap<>();
 
     /**
      * @param idleTtl    workspaces idle this long are removed; null keeps them until closed
      * @param governance told when a workspace is created or removed
+     * @param removed    told of every workspace removed (closed, reaped, or found gone), to drop what is kept for it
      */
-    ConversationWorkspaces(Duration idleTtl, ToolGovernance governance) {
+    ConversationWorkspaces(Duration idleTtl, ToolGovernance governance, BiConsumer<Engine, Workspace> removed) {
         this.idleTtl = idleTtl;
         this.governance = governance;
+        this.removed = removed;
     }
 
     /**
@@ -49,11 +53,14 @@ final class ConversationWorkspaces implements AutoCloseable {
 
     private WorkspaceRegistry registry(Engine engine) {
         return registries.computeIfAbsent(engine, e -> WorkspaceRegistry.builder(e).idleTtl(idleTtl)
-                .removalListener((key, ws, why) -> governance.workspaceRemoved(e, key, ws, switch (why) {
-                    case CLOSED -> ExecutionEvent.WorkspaceClosed.Reason.CLOSED;
-                    case IDLE -> ExecutionEvent.WorkspaceClosed.Reason.IDLE;
-                    case GONE -> ExecutionEvent.WorkspaceClosed.Reason.GONE;
-                })).build());
+                .removalListener((key, ws, why) -> {
+                    removed.accept(e, ws);
+                    governance.workspaceRemoved(e, key, ws, switch (why) {
+                        case CLOSED -> ExecutionEvent.WorkspaceClosed.Reason.CLOSED;
+                        case IDLE -> ExecutionEvent.WorkspaceClosed.Reason.IDLE;
+                        case GONE -> ExecutionEvent.WorkspaceClosed.Reason.GONE;
+                    });
+                }).build());
     }
 
     /** Removes the conversation's workspaces (on every engine). */

@@ -20,15 +20,15 @@ final class ExecTool implements ToolHandler {
 
     private final ToolSettings settings;
     private final ToolWorkspaces workspaces;
-    private final RunListings listings;
+    private final ChangeTrackers changes;
     private final CommandSpecs commands;
     private final SessionCalls sessions;
 
-    ExecTool(ToolSettings settings, ToolWorkspaces workspaces, RunListings listings, CommandSpecs commands,
+    ExecTool(ToolSettings settings, ToolWorkspaces workspaces, ChangeTrackers changes, CommandSpecs commands,
              SessionCalls sessions) {
         this.settings = settings;
         this.workspaces = workspaces;
-        this.listings = listings;
+        this.changes = changes;
         this.commands = commands;
         this.sessions = sessions;
     }
@@ -61,9 +61,10 @@ final class ExecTool implements ToolHandler {
             return workspaces.inWorkspace(call, ws -> sessions.start(call, ws, runner, spec, yield));
         }
         return workspaces.inWorkspaceKeepingListing(call, ws -> {
-            Map<String, Long> before = listings.before(call, ws);
-            RunResult r = call.runProgram(ws, spec);
-            ChangedFiles changed = listings.changedSince(call, ws, before);
+            ChangeTrackers.Tracked<RunResult> run = changes.tracking(call, ws,
+                    () -> call.runProgram(ws, spec));
+            RunResult r = run.result();
+            ChangedFiles changed = run.changed();
             return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(),
                     r.timedOut(), r.truncated(), r.duration(), changed);
         });

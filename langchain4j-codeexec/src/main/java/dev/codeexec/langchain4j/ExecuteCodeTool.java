@@ -23,14 +23,14 @@ final class ExecuteCodeTool implements ToolHandler {
 
     private final ToolSettings settings;
     private final ToolWorkspaces workspaces;
-    private final RunListings listings;
+    private final ChangeTrackers changes;
     private final CommandGate gate;
 
     /** @param gate the command policy's gate, or null without a policy */
-    ExecuteCodeTool(ToolSettings settings, ToolWorkspaces workspaces, RunListings listings, CommandGate gate) {
+    ExecuteCodeTool(ToolSettings settings, ToolWorkspaces workspaces, ChangeTrackers changes, CommandGate gate) {
         this.settings = settings;
         this.workspaces = workspaces;
-        this.listings = listings;
+        this.changes = changes;
         this.gate = gate;
     }
 
@@ -56,11 +56,12 @@ final class ExecuteCodeTool implements ToolHandler {
         }
         // The engine runs the snippet; its default block runner uses a clean environment where it can.
         return workspaces.inWorkspace(call, ws -> {
-            Map<String, Long> before = listings.before(call, ws);
             long start = System.nanoTime();
-            CodeExecutionResult r = call.executeCode(ws, new CodeExecutionInput(List.of(block), call.key(), timeout));
+            ChangeTrackers.Tracked<CodeExecutionResult> run = changes.tracking(call, ws, () -> call.executeCode(ws,
+                    new CodeExecutionInput(List.of(block), call.key(), timeout)));
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            ChangedFiles changed = listings.changedSince(call, ws, before);
+            CodeExecutionResult r = run.result();
+            ChangedFiles changed = run.changed();
             return ToolResult.ofRun(ResultText.code(r, took, settings.maxOutputBytes(), changed), r.exitCode(),
                     r.timedOut(), r.truncated(), took, changed);
         });
@@ -77,14 +78,16 @@ final class ExecuteCodeTool implements ToolHandler {
      */
     private ToolResult runScript(ToolCall call, Workspace ws, CodeLanguage lang, String code, Duration timeout,
                                  String policyScript) {
-        Map<String, Long> before = listings.before(call, ws);
         String file = scriptName(lang);
-        call.engine().fs().putFiles(ws, List.of(PutFile.of("runs/" + file, code.getBytes(StandardCharsets.UTF_8),
-                lang.fileMode())));
         RunProgramSpec.Builder spec = policyScript != null ? RunProgramSpec.builder("sh").args("-c", policyScript)
                 : RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file);
-        RunResult r = call.runProgram(ws, spec.cwd("work").cleanEnv(true).timeout(timeout).build());
-        ChangedFiles changed = listings.changedSince(call, ws, before);
+        ChangeTrackers.Tracked<RunResult> run = changes.tracking(call, ws, () -> {
+            call.engine().fs().putFiles(ws, List.of(PutFile.of("runs/" + file,
+                    code.getBytes(StandardCharsets.UTF_8), lang.fileMode())));
+            return call.runProgram(ws, spec.cwd("work").cleanEnv(true).timeout(timeout).build());
+        });
+        RunResult r = run.result();
+        ChangedFiles changed = run.changed();
         return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(), r.timedOut(),
                 r.truncated(), r.duration(), changed);
     }

@@ -44,7 +44,8 @@ final class ToolDescriptions {
             + "or appends to it with append=true. Put inputs and scripts under work/, results under out/.";
 
     static final String LIST_FILES = "Lists the files of a workspace folder (recursively) or the files matching a "
-            + "glob such as out/**/*.csv, with sizes in bytes. " + LAYOUT;
+            + "glob such as out/**/*.csv, with sizes in bytes. The run history in runs/ is listed only when you list "
+            + "runs. " + LAYOUT;
 
     static final String EXECUTE_CODE = "Runs a code snippet in the workspace and returns its output and the files "
             + "it left in out/. Languages: python and bash (others depending on the backend). The code runs with "

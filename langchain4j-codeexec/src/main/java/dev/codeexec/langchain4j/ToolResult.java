@@ -22,7 +22,8 @@ record ToolResult(String text, boolean isError, Map<String, Object> attributes) 
 
     /**
      * The result of a program run, with the attributes every run has: {@code exit_code}, {@code timed_out},
-     * {@code truncated}, {@code duration_ms}, and {@code files_changed} when changed files were looked for.
+     * {@code truncated}, {@code duration_ms}, and {@code files_changed} when changed files were looked for (with
+     * {@code files_changed_complete: false} when there were too many files to compare).
      *
      * @param changed the files the run changed, or null when not reported
      */
@@ -35,6 +36,9 @@ record ToolResult(String text, boolean isError, Map<String, Object> attributes) 
         attrs.put("duration_ms", duration.toMillis());
         if (changed != null) {
             attrs.put("files_changed", changed.paths());
+            if (!changed.complete()) {
+                attrs.put("files_changed_complete", false); // too many files to compare: nothing was checked
+            }
         }
         return ok(text, attrs);
     }

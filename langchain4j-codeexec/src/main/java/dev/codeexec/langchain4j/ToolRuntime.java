@@ -35,6 +35,7 @@ final class ToolRuntime implements AutoCloseable {
     private final ToolSettings settings;
     private final ToolCallResolver resolver;
     private final BackgroundSessions sessions;
+    private final ChangeTrackers changes;
     private final ToolWorkspaces workspaces;
     private final CommandSpecs commands;
     private final ToolArtifacts artifacts;
@@ -56,20 +57,22 @@ final class ToolRuntime implements AutoCloseable {
                 this::existingWorkspace);
         this.resolver = new ToolCallResolver(engine, settings.requireMemoryId(), governance);
         this.sessions = new BackgroundSessions(settings.sessionTtl(), System::nanoTime, governance::sessionRemoved);
-        RunListings listings = new RunListings(settings.reportChangedFiles(), sessions);
-        this.workspaces = new ToolWorkspaces(new ConversationWorkspaces(settings.workspaceIdleTtl(), governance),
-                new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), listings, settings);
+        this.changes = new ChangeTrackers(settings.reportChangedFiles(), sessions);
+        // A workspace closed or reaped takes its change tracker with it.
+        this.workspaces = new ToolWorkspaces(
+                new ConversationWorkspaces(settings.workspaceIdleTtl(), governance, changes::forget),
+                new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), changes, settings);
         this.commands = new CommandSpecs(gate, settings.inheritEnvironment());
         this.artifacts = new ToolArtifacts(artifacts, artifactScope, settings.maxArtifactBytes());
         this.errors = new ToolErrors(settings, sessions);
         SessionCalls sessionCalls = new SessionCalls(sessions, settings);
-        handlers.put(WorkspaceTool.EXEC, new ExecTool(settings, workspaces, listings, commands, sessionCalls));
+        handlers.put(WorkspaceTool.EXEC, new ExecTool(settings, workspaces, changes, commands, sessionCalls));
         handlers.put(WorkspaceTool.WRITE_STDIN, new WriteStdinTool(settings, sessionCalls));
         handlers.put(WorkspaceTool.KILL_SESSION, new KillSessionTool(sessionCalls));
         handlers.put(WorkspaceTool.READ_FILE, new ReadFileTool(settings, workspaces));
         handlers.put(WorkspaceTool.WRITE_FILE, new WriteFileTool(settings, workspaces));
         handlers.put(WorkspaceTool.LIST_FILES, new ListFilesTool(settings, workspaces));
-        handlers.put(WorkspaceTool.EXECUTE_CODE, new ExecuteCodeTool(settings, workspaces, listings, gate));
+        handlers.put(WorkspaceTool.EXECUTE_CODE, new ExecuteCodeTool(settings, workspaces, changes, gate));
         handlers.put(WorkspaceTool.SAVE_ARTIFACT, new SaveArtifactTool(workspaces, this.artifacts));
         handlers.put(WorkspaceTool.STAGE_ARTIFACT, new StageArtifactTool(workspaces, this.artifacts));
     }
@@ -161,6 +164,11 @@ final class ToolRuntime implements AutoCloseable {
         workspaces.close(key);
     }
 
+    /** The change trackers (for tests). */
+    ChangeTrackers changes() {
+        return changes;
+    }
+
     @Override
     public void close() {
         try {
@@ -170,6 +178,7 @@ final class ToolRuntime implements AutoCloseable {
                 workspaces.close();
             } finally {
                 governance.close();
+                changes.close();
             }
         }
     }

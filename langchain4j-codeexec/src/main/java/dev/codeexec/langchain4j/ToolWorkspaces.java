@@ -10,21 +10,21 @@ import java.util.function.Function;
 /**
  * How tool calls and application code get at a conversation's workspace: created on first use, one call at a time
  * per workspace ({@link ConversationWorkspaces} holds the locks), the user's attached files staged before the first
- * tool call of an invocation, and the kept run listing ({@link RunListings}) dropped by anything that may change
- * files.
+ * tool call of an invocation, and the workspace marked as changed for its change tracker ({@link ChangeTrackers}) by
+ * anything that may change files.
  */
 final class ToolWorkspaces implements AutoCloseable {
 
     private final ConversationWorkspaces workspaces;
     private final InvocationAttachments attachments;
-    private final RunListings listings;
+    private final ChangeTrackers changes;
     private final ToolSettings settings;
 
-    ToolWorkspaces(ConversationWorkspaces workspaces, InvocationAttachments attachments, RunListings listings,
+    ToolWorkspaces(ConversationWorkspaces workspaces, InvocationAttachments attachments, ChangeTrackers changes,
                    ToolSettings settings) {
         this.workspaces = workspaces;
         this.attachments = attachments;
-        this.listings = listings;
+        this.changes = changes;
         this.settings = settings;
     }
 
@@ -34,8 +34,8 @@ final class ToolWorkspaces implements AutoCloseable {
     }
 
     /**
-     * Like {@link #inWorkspace}, for calls that only read, or that run a program and keep the listing up to date
-     * themselves through {@link RunListings}.
+     * Like {@link #inWorkspace}, for calls that only read, or that run a program through {@link ChangeTrackers} (which
+     * takes in what changed before the run itself).
      */
     ToolResult inWorkspaceKeepingListing(ToolCall call, Function<Workspace, ToolResult> fn) {
         return inWorkspace(call, true, fn);
@@ -48,7 +48,7 @@ final class ToolWorkspaces implements AutoCloseable {
         return workspaces.withWorkspace(call.engine(), call.key(), toolName(call), ws -> {
             List<AttachmentStager.Staged> staged = attachments.stageOnce(call, ws);
             if (staged != null || !keepsListing) {
-                listings.forget(ws);
+                changes.mayHaveChanged(call.engine(), ws);
             }
             String note = InvocationAttachments.describe(staged);
             ToolResult r = fn.apply(ws);
@@ -68,7 +68,7 @@ final class ToolWorkspaces implements AutoCloseable {
     /** Runs {@code fn} on a workspace under its lock, without staging; for application code. */
     <T> T withWorkspace(Engine engine, String key, Function<Workspace, T> fn) {
         return workspaces.withWorkspace(engine, key, null, ws -> {
-            listings.forget(ws);
+            changes.mayHaveChanged(engine, ws);
             return fn.apply(ws);
         });
     }

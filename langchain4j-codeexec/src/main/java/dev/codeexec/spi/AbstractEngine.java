@@ -17,6 +17,8 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.workspace.RunHistory;
+import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.WorkspaceRegistry;
 import java.nio.file.Path;
 import java.util.List;
@@ -36,6 +38,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <ul>
  *   <li>runs and interactive sessions through {@link ProgramRuns}, with {@link PreparedRun#check} and exactly one
  *       {@link PreparedRun#release}; sessions are tracked so that {@link #close()} stops them;</li>
+ *   <li>the run history: after runs through {@link #runner()} and {@link #interactive()}, the oldest run folders of
+ *       the workspace beyond {@link EngineBuilder#runHistory} are deleted, never one whose run or session goes on
+ *       ({@link RunHistory});</li>
  *   <li>the open check ({@link #requireOpen()}), the output cap ({@link #outputCap}) and the default resource
  *       limits, checked against {@link dev.codeexec.engine.Capabilities capabilities} ({@link #limitsFor});</li>
  *   <li>{@link #executeCode(CodeExecutionInput)}: code blocks in the workspace of the input's execution id (kept
@@ -55,8 +60,19 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     private final RunEnvironment environment;
     private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final ProgramRunner runner = this::runProgram;
-    private final InteractiveProgramRunner interactive = this::startProgram;
+    private final RunHistory history;
+    private final ProgramRunner runner = (ws, spec) -> {
+        try {
+            return runProgram(ws, spec);
+        } finally {
+            trimHistory(ws);
+        }
+    };
+    private final InteractiveProgramRunner interactive = (ws, spec) -> {
+        ProgramSession s = startProgram(ws, spec);
+        trimHistory(ws);
+        return s;
+    };
     private final WorkspaceRegistry codeWorkspaces;
 
     /**
@@ -78,6 +94,7 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         this.inputRoots = settings.inputRoots();
         this.artifacts = settings.artifacts();
         this.environment = settings.environment(defaultPolicy);
+        this.history = new RunHistory(settings.runHistory() == null ? RunHistory.DEFAULT_KEEP : settings.runHistory());
         this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
     }
 
@@ -142,23 +159,44 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
 
     /** Runs a prepared run to completion or timeout, checks its result and releases it. */
     protected final RunResult run(PreparedRun run) {
+        String folder = runFolder(run);
+        history.started(folder);
         try {
             return run.check(ProgramRuns.run(run.channel(), run.launch()));
         } finally {
+            history.finished(folder);
             run.release();
         }
     }
 
     /** Starts a prepared run as a tracked session; it is released when the session is closed. */
     protected final ProgramSession start(PreparedRun run) {
+        String folder = runFolder(run);
+        history.started(folder);
         ProgramSession s;
         try {
             s = ProgramRuns.startSession(run.channel(), run.launch(), UUID.randomUUID().toString());
         } catch (RuntimeException | Error e) {
+            history.finished(folder);
             run.release();
             throw e;
         }
-        return TrackedSession.track(s, sessions, run::release);
+        return TrackedSession.track(s, sessions, () -> {
+            history.finished(folder);
+            run.release();
+        });
+    }
+
+    /** The name of the run's folder under {@code runs/}, from its {@code RUN_DIR}; null when it has none. */
+    private static String runFolder(PreparedRun run) {
+        return RunHistory.folderName(run.launch().environment().get(WorkspaceLayout.ENV_RUN_DIR));
+    }
+
+    /** After a run or a session start: trims the workspace's run history (see {@link RunHistory}). */
+    private void trimHistory(Workspace ws) {
+        if (!closed.get()) {
+            history.ran(fs(), ws);
+        }
     }
 
     /**

@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ChannelSession implements ProgramSession {
 
-    /** {@value} bytes of recent output kept per session (1 MiB). */
+    /** {@value} bytes of recent output kept per session (1 MiB); the buffer grows to it only as output comes. */
     static final int LOG_CAPACITY = 1 << 20;
 
     /** How long {@link #write} waits for the program to take its input: 5 seconds. */
@@ -92,6 +92,8 @@ final class ChannelSession implements ProgramSession {
             process.killTree();
         }, launch.timeout().toMillis(), TimeUnit.MILLISECONDS);
         process.exit().whenComplete((code, e) -> deadline.cancel(false));
+        // No more output comes: the log gives back what it does not need, also while the session stays open.
+        process.outputEnd().whenComplete((v, e) -> log.trimToSize());
         if (launch.stdin() != null && !launch.stdin().isEmpty()) {
             // Fed like any write, without waiting: a program that does not read it must not block the start. A later
             // write waits for it, so the order is kept.
@@ -104,6 +106,11 @@ final class ChannelSession implements ProgramSession {
     @Override
     public String id() {
         return id;
+    }
+
+    /** Bytes the output log's buffer takes now (for tests of its memory). */
+    int logBufferBytes() {
+        return log.bufferBytes();
     }
 
     @Override

@@ -20,6 +20,7 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     private Integer maxOutputBytes;
     private ShellEnvironmentPolicy environmentPolicy;
     private Map<String, String> hostEnvironment;
+    private Integer runHistory;
 
     protected EngineBuilder() {
     }
@@ -57,6 +58,16 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
         return self();
     }
 
+    /**
+     * How many run folders ({@code runs/run_<time>_<n>}, one per run) each workspace keeps; older ones are deleted
+     * after later runs, never while their run or session goes on. Default
+     * {@value dev.codeexec.workspace.RunHistory#DEFAULT_KEEP}; 0 deletes a run's folder once it is over.
+     */
+    public B runHistory(int keep) {
+        this.runHistory = keep;
+        return self();
+    }
+
     @SuppressWarnings("unchecked")
     protected final B self() {
         return (B) this;
@@ -75,6 +86,11 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     /** The output cap set, or null for the default. */
     protected final Integer maxOutputBytes() {
         return maxOutputBytes;
+    }
+
+    /** The run history bound set, or null for the default. */
+    protected final Integer runHistory() {
+        return runHistory;
     }
 
     /** The environment of runs: the policy set (or {@code defaultPolicy}) over the host environment set. */

@@ -2,8 +2,11 @@ package dev.codeexec.workspace;
 
 import dev.codeexec.FileRef;
 import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.FileChangeTracker;
 import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.ListOptions;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;
 import dev.codeexec.engine.PutFile;
@@ -42,7 +45,8 @@ public final class HostWorkspaceFS implements WorkspaceFS {
 
     private HostWorkspaceFS(Builder b) {
         this.hostPaths = Objects.requireNonNull(b.hostPaths, "hostPaths");
-        this.rules = b.rules.files(ws -> new HostWorkspaceFiles(resolver(ws))).build();
+        this.rules = b.rules.files(ws -> new HostWorkspaceFiles(resolver(ws)))
+                .changeFeed(b.watchChanges ? HostChangeFeed.forHost(hostPaths) : null).build();
     }
 
     /** A builder; {@link Builder#hostPaths} is required. */
@@ -91,6 +95,20 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     }
 
     @Override
+    public FileListing list(Workspace ws, String globOrDir, ListOptions options) {
+        return rules.list(ws, globOrDir, options);
+    }
+
+    /**
+     * Follows the files below the folders; on Linux the kernel tells which files changed (inotify), so a look costs
+     * what changed, not the size of the tree (see {@link StandardWorkspaceFS#trackChanges}).
+     */
+    @Override
+    public FileChangeTracker trackChanges(Workspace ws, List<String> folders) {
+        return rules.trackChanges(ws, folders);
+    }
+
+    @Override
     public void delete(Workspace ws, String path) {
         rules.delete(ws, path);
     }
@@ -99,6 +117,7 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     public static final class Builder {
         private Function<Workspace, Path> hostPaths;
         private final StandardWorkspaceFS.Builder rules = StandardWorkspaceFS.builder();
+        private boolean watchChanges = true;
 
         /** Required: maps a workspace to its host directory (and validates that it belongs to the engine). */
         public Builder hostPaths(Function<Workspace, Path> hostPaths) {
@@ -121,6 +140,21 @@ public final class HostWorkspaceFS implements WorkspaceFS {
         /** As {@link StandardWorkspaceFS.Builder#access}. */
         public Builder access(Function<Workspace, PathAccess> access) {
             rules.access(access);
+            return this;
+        }
+
+        /**
+         * Whether change trackers are told of changes by the kernel where it can (Linux; default true), rather than
+         * walking the folders on every look.
+         */
+        Builder watchChanges(boolean watch) {
+            this.watchChanges = watch;
+            return this;
+        }
+
+        /** As {@link StandardWorkspaceFS.Builder#trackingLimits}, for tests. */
+        Builder trackingLimits(int tracked, int compared) {
+            rules.trackingLimits(tracked, compared);
             return this;
         }
 

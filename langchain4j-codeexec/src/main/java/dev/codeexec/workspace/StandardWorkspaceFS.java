@@ -3,9 +3,12 @@ package dev.codeexec.workspace;
 import dev.codeexec.FileRef;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.FileChangeTracker;
 import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InputSpec;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.ListOptions;
 import dev.codeexec.engine.OutputLimit;
 import dev.codeexec.engine.OutputManifest;
 import dev.codeexec.engine.OutputSpec;
@@ -24,6 +27,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -62,10 +66,27 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
     /** {@value}: most entries a listing or a glob walk visits, so a huge tree cannot exhaust memory. */
     public static final int MAX_WALK_ENTRIES = 100_000;
 
+    /**
+     * {@value}: most files and directories a {@link #trackChanges change tracker} with a change feed follows in one
+     * workspace (below its folders); above it a look reports that nothing was compared.
+     */
+    public static final int MAX_TRACKED_ENTRIES = 200_000;
+
+    /**
+     * {@value}: most files and directories a {@link #trackChanges change tracker} without a change feed lists per look;
+     * above it a look reports that nothing was compared. Smaller than {@link #MAX_TRACKED_ENTRIES} because every look
+     * pays for all of them.
+     */
+    public static final int MAX_COMPARED_ENTRIES = 5_000;
+
     private final Function<Workspace, WorkspaceFiles> files;
     private final InputStaging inputs;
     private final ArtifactService artifacts;
     private final Function<Workspace, PathAccess> access;
+    /** Tells trackers what changed; null without one. */
+    private final ChangeFeed changeFeed;
+    private final int trackedLimit;
+    private final int comparedLimit;
 
     private StandardWorkspaceFS(Builder b) {
         this.files = Objects.requireNonNull(b.files, "files");
@@ -80,6 +101,9 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
         this.inputs = new InputStaging(this, List.copyOf(roots));
         this.artifacts = b.artifacts;
         this.access = b.access == null ? ws -> PathAccess.ALLOW_ALL : b.access;
+        this.changeFeed = b.changeFeed;
+        this.trackedLimit = b.trackedLimit;
+        this.comparedLimit = b.comparedLimit;
     }
 
     /** A builder; {@link Builder#files} is required. */
@@ -131,8 +155,17 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
     public OutputManifest collectOutputs(Workspace ws, OutputSpec spec) {
         OutputSpec s = spec == null ? OutputSpec.DEFAULT : spec;
         WorkspaceFiles f = files.apply(ws);
-        TreeMap<String, Long> matched = new WorkspaceWalk(f, access.apply(ws)).match(s.globs());
+        // The search stops at the first file past maxFiles: enough to know that the limit was hit, without walking
+        // the rest of a large tree. Which files are collected then depends on the walk's order.
+        TreeMap<String, Long> matched = new TreeMap<>();
+        boolean complete = new WorkspaceWalk(f, access.apply(ws)).match(s.globs(), Set.of(), (path, size) -> {
+            matched.put(path, size);
+            return matched.size() <= s.maxFiles();
+        });
         Set<OutputLimit> hit = EnumSet.noneOf(OutputLimit.class);
+        if (!complete && matched.size() <= s.maxFiles()) {
+            hit.add(OutputLimit.MAX_WALK_ENTRIES);
+        }
         List<FileRef> read = new ArrayList<>();
         // One batch for the files that fit the count; each window is what remains of the byte budgets.
         List<String> wanted = new ArrayList<>(matched.keySet()).subList(0, Math.min(matched.size(), s.maxFiles()));
@@ -206,25 +239,59 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
 
     @Override
     public List<FileInfo> list(Workspace ws, String globOrDir) {
+        return list(ws, globOrDir, ListOptions.maxEntries(MAX_WALK_ENTRIES)).entries();
+    }
+
+    @Override
+    public FileListing list(Workspace ws, String globOrDir, ListOptions options) {
         WorkspaceFiles f = files.apply(ws);
         WorkspaceWalk walk = new WorkspaceWalk(f, access.apply(ws));
         String spec = globOrDir == null || globOrDir.isBlank() ? "." : globOrDir.strip();
+        Set<String> collapsed = new HashSet<>();
+        for (String d : options.withoutContents()) {
+            collapsed.add(PathResolver.normalize(d));
+        }
+        int max = Math.min(options.maxEntries(), MAX_WALK_ENTRIES);
         List<FileInfo> out = new ArrayList<>();
+        boolean complete;
         if (WorkspaceGlob.isGlob(spec)) {
-            walk.match(List.of(spec)).forEach((rel, size) -> out.add(new FileInfo(rel, size, false)));
-            return out;
+            complete = walk.match(List.of(spec), collapsed, (rel, size) -> add(out, max,
+                    new FileInfo(rel, size, false)));
+        } else {
+            String norm = PathResolver.normalize(spec);
+            requireRead(access.apply(ws), norm);
+            FileEntry e = existing(f, norm);
+            if (!e.isDirectory()) {
+                return new FileListing(List.of(new FileInfo(norm, e.isFile() ? e.size() : 0, false)), true);
+            }
+            // Entries are reported under the directory's resolved path, as a program in the workspace would find them.
+            complete = walk.walk(e.path(), true, options.maxDepth(), collapsed, x -> add(out, max,
+                    new FileInfo(x.path(), x.isDirectory() ? 0 : x.size(), x.isDirectory())));
         }
-        String norm = PathResolver.normalize(spec);
-        requireRead(access.apply(ws), norm);
-        FileEntry e = existing(f, norm);
-        if (!e.isDirectory()) {
-            out.add(new FileInfo(norm, e.isFile() ? e.size() : 0, false));
-            return out;
-        }
-        // Entries are reported under the directory's resolved path, as a program in the workspace would find them.
-        walk.walk(e.path(), (rel, size, dir) -> out.add(new FileInfo(rel, size, dir)), true);
         out.sort((x, y) -> x.path().compareTo(y.path()));
-        return out;
+        return new FileListing(out, complete);
+    }
+
+    /** Adds an entry unless the listing is full; false (stop) when it was. */
+    private static boolean add(List<FileInfo> out, int max, FileInfo info) {
+        if (out.size() >= max) {
+            return false;
+        }
+        out.add(info);
+        return true;
+    }
+
+    /**
+     * Follows the files below the folders through the backend's primitives. With a change feed (the host-directory
+     * file systems on Linux) a look re-reads only what the kernel reported changed, and follows up to
+     * {@value #MAX_TRACKED_ENTRIES} entries; without one every look walks the folders again, up to
+     * {@value #MAX_COMPARED_ENTRIES} entries, and compares sizes and modification times.
+     */
+    @Override
+    public FileChangeTracker trackChanges(Workspace ws, List<String> folders) {
+        List<String> norm = folders.stream().map(PathResolver::normalize).toList();
+        files.apply(ws); // fails fast when the workspace is gone
+        return new WorkspaceChangeTracker(ws, files, access, norm, changeFeed, trackedLimit, comparedLimit);
     }
 
     @Override
@@ -325,6 +392,9 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
         private List<Path> inputRoots = List.of();
         private ArtifactService artifacts;
         private Function<Workspace, PathAccess> access;
+        private ChangeFeed changeFeed;
+        private int trackedLimit = MAX_TRACKED_ENTRIES;
+        private int comparedLimit = MAX_COMPARED_ENTRIES;
 
         /**
          * Required: the primitives of a workspace. Called once at the start of every operation; it validates that the
@@ -351,6 +421,19 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
         /** Finer per-workspace access rules; default {@link PathAccess#ALLOW_ALL}. */
         public Builder access(Function<Workspace, PathAccess> access) {
             this.access = access;
+            return this;
+        }
+
+        /** The core's own change feed (host directories on Linux); default none. */
+        Builder changeFeed(ChangeFeed feed) {
+            this.changeFeed = feed;
+            return this;
+        }
+
+        /** Smaller tracker limits than {@link #MAX_TRACKED_ENTRIES} and {@link #MAX_COMPARED_ENTRIES}, for tests. */
+        Builder trackingLimits(int tracked, int compared) {
+            this.trackedLimit = tracked;
+            this.comparedLimit = compared;
             return this;
         }
 

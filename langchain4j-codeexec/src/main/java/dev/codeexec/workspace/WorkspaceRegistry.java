@@ -124,8 +124,9 @@ public final class WorkspaceRegistry implements AutoCloseable {
                         e.lock.lock();
                     }
                 }
+                Workspace current = e.workspace;
                 try {
-                    return action.apply(e.workspace);
+                    return action.apply(current);
                 } catch (WorkspaceGoneException gone) {
                     Workspace lost = e.workspace;
                     e.workspace = null;

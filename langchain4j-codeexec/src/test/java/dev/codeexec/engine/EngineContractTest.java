@@ -447,6 +447,22 @@ public abstract class EngineContractTest {
                 .isInstanceOf(InvalidSpecException.class).hasMessageContaining("cobol");
     }
 
+    @Test
+    void should_keep_the_run_history_bounded_when_a_workspace_runs_many_programs() {
+        int keep = dev.codeexec.workspace.RunHistory.DEFAULT_KEEP;
+        String last = null;
+        for (int i = 0; i < keep + 25; i++) {
+            last = run("echo $RUN_DIR").stdout().strip();
+        }
+        String newest = last.substring(last.lastIndexOf('/') + 1);
+
+        List<String> folders = engine.fs().list(ws, "runs", ListOptions.maxEntries(10_000).withMaxDepth(1))
+                .entries().stream().filter(FileInfo::directory).map(f -> f.path().substring("runs/".length()))
+                .filter(n -> n.startsWith("run_")).toList();
+        assertThat(folders).as("run folders after %d runs", keep + 25).hasSizeBetween(keep, keep + keep / 10)
+                .contains(newest);
+    }
+
     private static String uniqueSleep() {
         // A unique duration marks this test's processes, so the check cannot see anyone else's.
         return "3" + (100000 + new java.util.Random().nextInt(800000)) + "." + System.nanoTime() % 1000;

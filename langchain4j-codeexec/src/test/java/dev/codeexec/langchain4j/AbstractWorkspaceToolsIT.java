@@ -589,6 +589,80 @@ public abstract class AbstractWorkspaceToolsIT {
         }
     }
 
+    // ---- change reports and listings at scale
+
+    /**
+     * Whether the engine's change reports see a file rewritten with the same size and time (as within the same second
+     * on a clock of one-second steps): the host-directory backends on Linux do (the kernel tells them); backends whose
+     * reports compare listings do not.
+     */
+    protected boolean seesRewritesThatKeepSizeAndTime() {
+        return true;
+    }
+
+    @Test
+    void should_report_the_files_a_program_really_changed_deep_in_a_tree() {
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            String setup = exec(codeExec, "mkdir -p work/t/a/b/c && for i in $(seq 1 300); do echo x > work/t/a/f$i;"
+                    + " done && echo aaaa > work/t/a/b/c/deep.txt && echo gone > out/del.txt && echo r > work/ren.txt"
+                    + " && mkdir work/d && echo 1 > work/d/one && echo 22 > work/d/two");
+            assertThat(setup).startsWith("exit_code: 0").contains("+ work/t/a/b/c/deep.txt (5 bytes)")
+                    .contains("... and 285 more");
+
+            assertThat(exec(codeExec, "cat work/t/a/b/c/deep.txt > /dev/null")).doesNotContain("files changed");
+
+            String changed = exec(codeExec, "echo bbbbbb > work/t/a/b/c/deep.txt; rm out/del.txt;"
+                    + " mv work/ren.txt work/renamed.txt; mv work/d out/d; echo n > work/t/a/b/new.txt");
+
+            assertThat(changed).endsWith("--- files changed ---\n+ out/d/one (2 bytes)\n+ out/d/two (3 bytes)\n"
+                    + "+ work/renamed.txt (2 bytes)\n+ work/t/a/b/new.txt (2 bytes)\n~ work/t/a/b/c/deep.txt (7 bytes)\n"
+                    + "- out/del.txt\n- work/d/one\n- work/d/two\n- work/ren.txt");
+        }
+    }
+
+    @Test
+    void should_report_a_rewrite_that_keeps_size_and_time_where_the_engine_can_see_it() {
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            exec(codeExec, "echo aaaa > work/same.txt");
+
+            String text = exec(codeExec, "cp -p work/same.txt work/ref; echo bbbb > work/same.txt;"
+                    + " touch -r work/ref work/same.txt; rm work/ref; echo new > out/control.txt");
+
+            assertThat(text).contains("+ out/control.txt (4 bytes)");
+            if (seesRewritesThatKeepSizeAndTime()) {
+                assertThat(text).contains("~ work/same.txt (5 bytes)");
+            } else {
+                assertThat(text).doesNotContain("work/same.txt");
+            }
+        }
+    }
+
+    @Test
+    void should_list_the_run_history_only_when_asked_for_it() {
+        try (CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
+            exec(codeExec, "echo log > \"$RUN_DIR/log.txt\"; echo r > out/r.txt");
+            exec(codeExec, "echo log > \"$RUN_DIR/log.txt\"");
+
+            String root = codeExec.tools().workspaceListFiles(null, context("scale"));
+            String runs = codeExec.tools().workspaceListFiles("runs", context("scale"));
+
+            assertThat(root).contains("\nruns/ (the run history, one folder per run: list runs to see it)")
+                    .contains("out/r.txt (2 bytes)").doesNotContain("runs/run_");
+            assertThat(runs).containsPattern("runs/run_[^/\\s]+/log.txt \\(4 bytes\\)")
+                    .doesNotContain("the run history");
+        }
+    }
+
+    private static String exec(CodeExecution codeExec, String command) {
+        return codeExec.tools().workspaceExec(command, null, null, null, 60, null, context("scale"));
+    }
+
+    private static dev.langchain4j.invocation.InvocationContext context(String conversation) {
+        return dev.langchain4j.invocation.InvocationContext.builder().invocationId(java.util.UUID.randomUUID())
+                .chatMemoryId(conversation).invocationParameters(new dev.langchain4j.invocation.InvocationParameters())
+                .timestampNow().build();
+    }
+
     // ---- helpers
 
     /** The tool results of a conversation, in order. */

@@ -51,6 +51,11 @@ final class FakeEngine implements Engine {
 
     /** When set, every file operation (put, read, list) throws it, as an engine whose file system fails would. */
     volatile RuntimeException fileFailure;
+    /**
+     * When set, listing one of its folders returns its entries, the same list in every workspace, instead of looking
+     * at the files: a workspace of thousands of files, simulated cheaply.
+     */
+    volatile Map<String, List<FileInfo>> sharedListings;
     /** When true, the engine offers background sessions ({@link FakeSession}). */
     volatile boolean interactive;
     final List<FakeSession> sessions = new CopyOnWriteArrayList<>();
@@ -147,6 +152,10 @@ final class FakeEngine implements Engine {
             public List<FileInfo> list(Workspace ws, String globOrDir) {
                 failIfAsked();
                 String p = check(globOrDir);
+                Map<String, List<FileInfo>> shared = sharedListings;
+                if (shared != null && shared.containsKey(p)) {
+                    return shared.get(p);
+                }
                 List<FileInfo> out = new ArrayList<>();
                 boolean glob = p.contains("*") || p.contains("?");
                 PathMatcher m = glob ? FileSystems.getDefault().getPathMatcher("glob:" + p) : null;

@@ -267,6 +267,36 @@ class WorkspaceToolsTest {
     }
 
     @Test
+    void should_stop_listing_at_the_limit_and_say_that_more_exist_without_claiming_a_count() {
+        List<dev.codeexec.engine.PutFile> many = new java.util.ArrayList<>();
+        for (int i = 0; i < 250; i++) {
+            many.add(dev.codeexec.engine.PutFile.of(String.format("work/many/f%03d", i), "x"));
+        }
+        codeExec.workspace("conv-1").putFiles(many);
+
+        ToolExecutionResult r = call("workspace_list_files", "{\"path\":\"work\"}");
+
+        assertThat(r.resultText()).startsWith("the first 200 entries found under work (the listing stopped there: "
+                + "more exist, not counted):\nwork/many/f000 (1 bytes)")
+                .endsWith("\n... more entries not listed (truncated: true); narrow the path or use a glob")
+                .doesNotContain("250").doesNotContain(" 50 more");
+        assertThat(r.attributes()).containsEntry("count", 200).containsEntry("truncated", true);
+        assertThat(call("workspace_list_files", "{\"path\":\"work/many/f1*\"}").resultText())
+                .startsWith("100 entries under work/many/f1*:");
+    }
+
+    @Test
+    void should_leave_the_run_history_out_of_the_listing_unless_it_is_asked_for() {
+        codeExec.workspace("conv-1").putFile("runs/run_20260101T000000.000_1/log.txt", "log");
+        codeExec.workspace("conv-1").putFile("out/r.txt", "r");
+
+        assertThat(call("workspace_list_files", "{}").resultText())
+                .isEqualTo("1 entry under the workspace root:\nout/r.txt (1 bytes)");
+        assertThat(call("workspace_list_files", "{\"path\":\"runs\"}").resultText())
+                .contains("runs/run_20260101T000000.000_1/log.txt (3 bytes)");
+    }
+
+    @Test
     void should_save_a_file_as_an_artifact_and_stage_it_back() {
         codeExec.workspace("conv-1").putFile("out/result.csv", "x,y\n");
 

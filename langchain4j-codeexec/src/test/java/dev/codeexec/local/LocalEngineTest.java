@@ -62,6 +62,90 @@ class LocalEngineTest {
         return engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", script).build());
     }
 
+    // ---- run history ----
+
+    @Test
+    void should_keep_the_last_runs_folders_and_never_a_live_session_one_when_the_history_is_bounded()
+            throws IOException {
+        engine.close();
+        engine = LocalEngine.builder().baseDir(tmp.resolve("bounded")).runHistory(3).build();
+        ws = engine.manager().createWorkspace("history", WorkspacePolicy.DEFAULT);
+        Path runs = Path.of(ws.path()).resolve("runs");
+        Files.writeString(runs.resolve("notes.txt"), "not a run folder");
+        try (ProgramSession s = engine.interactive().orElseThrow().startProgram(ws, RunProgramSpec.builder("sh")
+                .args("-c", "echo mine > \"$RUN_DIR/own.txt\"; read line; cat \"$RUN_DIR/own.txt\"")
+                .timeout(Duration.ofSeconds(60)).build())) {
+            List<String> runDirs = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                runDirs.add(sh("echo $RUN_DIR").stdout().strip());
+            }
+
+            // The session's folder is the oldest, and stays while the session lives.
+            s.write("go", true);
+            ProgramPoll p = s.await(Duration.ofSeconds(30), 0, 1000);
+            assertThat(p.output()).isEqualTo("mine\n");
+            List<String> left;
+            try (Stream<Path> l = Files.list(runs)) {
+                left = l.map(x -> x.getFileName().toString()).sorted().toList();
+            }
+            assertThat(left).contains("notes.txt").filteredOn(n -> n.startsWith("run_")).hasSize(4);
+            assertThat(left).contains(Path.of(runDirs.get(19)).getFileName().toString(),
+                    Path.of(runDirs.get(18)).getFileName().toString(), Path.of(runDirs.get(17)).getFileName()
+                            .toString()).doesNotContain(Path.of(runDirs.get(0)).getFileName().toString());
+        }
+        // Closed, the session's folder goes with the next trim.
+        sh("true");
+        try (Stream<Path> l = Files.list(runs)) {
+            assertThat(l.filter(x -> x.getFileName().toString().startsWith("run_"))).hasSize(3);
+        }
+    }
+
+    @Test
+    void should_delete_each_run_folder_after_its_run_when_no_history_is_kept() throws IOException {
+        engine.close();
+        engine = LocalEngine.builder().baseDir(tmp.resolve("none")).runHistory(0).build();
+        ws = engine.manager().createWorkspace("none", WorkspacePolicy.DEFAULT);
+
+        RunResult r = sh("echo log > \"$RUN_DIR/log.txt\"; cat \"$RUN_DIR/log.txt\"");
+
+        assertThat(r.stdout()).as("the run reads its own folder while it runs").isEqualTo("log\n");
+        try (Stream<Path> l = Files.list(Path.of(ws.path()).resolve("runs"))) {
+            assertThat(l).isEmpty();
+        }
+        assertThatThrownBy(() -> LocalEngine.builder().runHistory(-1).build())
+                .isInstanceOf(InvalidSpecException.class).hasMessageContaining("runHistory (-1)");
+    }
+
+    @Test
+    void should_hold_little_memory_for_finished_background_sessions_until_they_are_closed() throws Exception {
+        java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+        long baseline = usedAfterGc(memory);
+        List<ProgramSession> sessions = new ArrayList<>();
+        try {
+            for (int i = 0; i < 80; i++) {
+                sessions.add(engine.interactive().orElseThrow().startProgram(ws, RunProgramSpec.builder("echo")
+                        .args("session " + i).timeout(Duration.ofSeconds(60)).build()));
+            }
+            for (ProgramSession s : sessions) {
+                assertThat(s.await(Duration.ofSeconds(30), 0, 100).output()).startsWith("session ");
+            }
+            // 80 sessions kept 80 MiB when each held its full 1 MiB log from the start.
+            assertThat(usedAfterGc(memory) - baseline).as("heap held by 80 finished sessions")
+                    .isLessThan(16L << 20);
+        } finally {
+            sessions.forEach(ProgramSession::close);
+        }
+    }
+
+    private static long usedAfterGc(java.lang.management.MemoryMXBean memory) {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            used = Math.min(used, memory.getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+
     // ---- stdin, listener, interrupt ----
 
     @Test

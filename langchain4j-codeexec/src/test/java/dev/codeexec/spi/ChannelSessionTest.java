@@ -39,6 +39,24 @@ class ChannelSessionTest {
     }
 
     @Test
+    void should_hold_only_what_its_output_needs_before_and_after_the_program_exits() throws Exception {
+        try (ChannelSession s = start("read line; echo \"got $line\"", null, Duration.ofSeconds(5))) {
+            assertThat(s.logBufferBytes()).as("while running, before any output").isLessThanOrEqualTo(SessionLog.INITIAL);
+            s.write("it", true);
+            ProgramPoll p = s.await(BOUND, 0, 1000);
+            assertThat(p.output()).isEqualTo("got it\n");
+            assertThat(p.running()).isFalse();
+
+            long deadline = System.nanoTime() + BOUND.toNanos();
+            while (s.logBufferBytes() > 7 && System.nanoTime() < deadline) {
+                Thread.sleep(10); // the trim follows the end of the output
+            }
+            assertThat(s.logBufferBytes()).as("after the output ended").isEqualTo(7);
+            assertThat(s.poll(0, 1000).output()).isEqualTo("got it\n");
+        }
+    }
+
+    @Test
     void should_fail_the_write_and_name_no_session_when_the_program_does_not_read() {
         try (ChannelSession s = start("sleep 120", null, Duration.ofMillis(500))) {
             assertTimeoutPreemptively(BOUND, () -> assertThatThrownBy(() -> s.write(MEGABYTE, false))

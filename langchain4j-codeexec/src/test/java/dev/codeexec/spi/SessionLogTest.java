@@ -125,4 +125,66 @@ class SessionLogTest {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
         log.write(b, 0, b.length);
     }
+
+    @Test
+    void should_start_small_and_grow_only_as_far_as_the_output_when_little_is_written() {
+        SessionLog log = new SessionLog(1 << 20);
+        assertThat(log.bufferBytes()).isEqualTo(SessionLog.INITIAL);
+
+        write(log, "x".repeat(10_000));
+
+        assertThat(log.bufferBytes()).isBetween(10_000, 4 * 10_000);
+        assertThat(log.read(0, 20_000, true, null, false).output()).hasSize(10_000);
+    }
+
+    @Test
+    void should_shrink_to_what_the_output_needs_when_it_ends_and_still_read_it_all() {
+        SessionLog log = new SessionLog(1 << 20);
+        write(log, "hello\n");
+        write(log, "world\n");
+
+        log.trimToSize();
+
+        assertThat(log.bufferBytes()).isEqualTo(12);
+        assertThat(log.read(0, 100, false, 0, false).output()).isEqualTo("hello\nworld\n");
+        // A write after the trim (output that was still on its way) grows it again without losing anything.
+        write(log, "!");
+        assertThat(log.read(0, 100, false, 0, false).output()).isEqualTo("hello\nworld\n!");
+    }
+
+    @Test
+    void should_keep_the_full_ring_when_the_output_filled_it() {
+        SessionLog log = new SessionLog(64);
+        write(log, "y".repeat(100));
+
+        log.trimToSize();
+
+        assertThat(log.bufferBytes()).isEqualTo(64);
+        assertThat(log.read(0, 100, false, 0, false).droppedBytes()).isEqualTo(36);
+    }
+
+    @Test
+    void should_read_what_a_plain_ring_would_when_writes_of_any_size_grow_and_wrap_it() {
+        java.util.Random random = new java.util.Random(42);
+        for (int capacity : new int[] {1, 7, 4096, 5000, 20_000}) {
+            SessionLog log = new SessionLog(capacity);
+            StringBuilder all = new StringBuilder();
+            for (int i = 0; i < 200; i++) {
+                int n = random.nextInt(i % 50 == 0 ? 9000 : 300);
+                StringBuilder chunk = new StringBuilder();
+                for (int k = 0; k < n; k++) {
+                    chunk.append((char) ('a' + random.nextInt(26)));
+                }
+                write(log, chunk.toString());
+                all.append(chunk);
+                if (i % 17 == 0) {
+                    log.trimToSize();
+                }
+                long from = Math.max(0, all.length() - capacity);
+                ProgramPoll p = log.read(0, Integer.MAX_VALUE, false, 0, false);
+                assertThat(p.output()).as("capacity %d, write %d", capacity, i).isEqualTo(all.substring((int) from));
+                assertThat(p.droppedBytes()).isEqualTo(from);
+            }
+        }
+    }
 }

@@ -221,6 +221,37 @@ class WorkspaceRegistryTest {
     }
 
     @Test
+    void should_tell_the_listener_of_every_workspace_closed_reaped_or_found_gone() {
+        java.util.List<Workspace> removed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        WorkspaceRegistry r = WorkspaceRegistry.builder(engine).idleTtl(TTL).clock(clock::get)
+                .backgroundReaper(false).removalListener((key, ws, why) -> {
+                    removed.add(ws);
+                    throw new IllegalStateException("a failing listener must not fail the removal");
+                }).build();
+        try {
+            Workspace closed = r.acquire("closed");
+            Workspace gone = r.acquire("gone");
+            Workspace idle = r.acquire("idle");
+            Workspace open = r.acquire("open");
+
+            r.close("closed");
+            assertThatThrownBy(() -> r.withWorkspace("gone", ws -> {
+                throw new WorkspaceGoneException("the workspace no longer exists");
+            })).isInstanceOf(WorkspaceGoneException.class);
+            clock.addAndGet(TTL.toNanos() + 1);
+            r.acquire("open"); // used: not idle
+            assertThat(r.reapIdle()).isEqualTo(1);
+
+            assertThat(removed).containsExactly(closed, gone, idle);
+            assertThat(Path.of(closed.path())).doesNotExist();
+            r.close();
+            assertThat(removed).containsExactly(closed, gone, idle, open);
+        } finally {
+            r.close();
+        }
+    }
+
+    @Test
     void should_keep_workspace_when_call_fails_otherwise() {
         Workspace first = registry.acquire("k");
 
