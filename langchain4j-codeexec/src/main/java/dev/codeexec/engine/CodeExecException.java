@@ -10,7 +10,9 @@ package dev.codeexec.engine;
  *   <li>{@link UnsupportedCapabilityException}: this backend cannot do it safely; choose another backend;</li>
  *   <li>{@link BackendUnavailableException}: the backend is missing or broken; an operator must act, or retry later;</li>
  *   <li>{@link WorkspaceGoneException}: the workspace was removed or closed; create a new one;</li>
- *   <li>{@link WorkspaceBusyException}: a background session holds the workspace; wait for it or kill it.</li>
+ *   <li>{@link WorkspaceBusyException}: a background session holds the workspace; wait for it or kill it;</li>
+ *   <li>{@link RunOutcomeUnknownException}: the exception to "could not be run": the program started, then the
+ *       connection to the backend broke; it may have had effects, so look before retrying.</li>
  * </ul>
  * Messages never contain host secrets; they may name workspace-relative paths.
  */

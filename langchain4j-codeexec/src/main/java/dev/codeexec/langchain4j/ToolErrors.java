@@ -7,6 +7,8 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.engine.RunOutcomeUnknownException;
+import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.WorkspaceBusyException;
 import dev.codeexec.engine.WorkspaceGoneException;
@@ -76,6 +78,10 @@ final class ToolErrors {
             return ToolResult.error(ToolErrorKind.WORKSPACE_GONE, "the workspace of this conversation is gone ("
                     + clause(message) + "). Files written earlier are lost; artifacts are not.");
         }
+        if (e instanceof RunOutcomeUnknownException unknown) {
+            log.warn("{}: run outcome unknown: {}", toolName, message);
+            return ToolResult.error(ToolErrorKind.OUTCOME_UNKNOWN, outcomeUnknown(unknown));
+        }
         if (e instanceof BackendUnavailableException) {
             log.warn("{}: backend unavailable: {}", toolName, message);
             return ToolResult.error(ToolErrorKind.BACKEND_UNAVAILABLE, "the execution backend is unavailable right "
@@ -92,6 +98,28 @@ final class ToolErrors {
         log.error("{} failed unexpectedly", toolName, e);
         return ToolResult.error(ToolErrorKind.INTERNAL, toolName + " failed unexpectedly; the application log has "
                 + "details.");
+    }
+
+    /**
+     * The command ran, or may have: say so, give what was received, and never invite a blind retry of a command that
+     * may have had effects.
+     */
+    private String outcomeUnknown(RunOutcomeUnknownException e) {
+        RunResult partial = e.partialResult();
+        StringBuilder sb = new StringBuilder("the command started, but the connection to the execution backend broke "
+                + "before it finished (" + clause(e.getMessage()) + "): its outcome is unknown, and it may have "
+                + "changed files. Check the workspace (for example with " + settings.name(WorkspaceTool.LIST_FILES)
+                + " or " + settings.name(WorkspaceTool.READ_FILE) + ") before running it again; do not simply "
+                + "retry it.");
+        sb.append(partial.stdout().isEmpty() && partial.stderr().isEmpty() ? "\nNo output was received."
+                : "\nOutput received before the break:");
+        if (!partial.stdout().isEmpty()) {
+            sb.append("\n--- stdout ---\n").append(partial.stdout());
+        }
+        if (!partial.stderr().isEmpty()) {
+            sb.append("\n--- stderr ---\n").append(partial.stderr());
+        }
+        return sb.toString();
     }
 
     /** The one sentence every refusal because of a link ends with. */
