@@ -61,7 +61,7 @@ class ExecutionApproversTest {
     }
 
     static ApprovalDecision decide(ExecutionApprover approver, ApprovalRequest request) throws Exception {
-        return approver.review(request).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        return approver.review(request).toCompletableFuture().get(120, TimeUnit.SECONDS);
     }
 
     @Test

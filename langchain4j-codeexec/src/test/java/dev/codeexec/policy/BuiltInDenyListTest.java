@@ -330,7 +330,9 @@ class BuiltInDenyListTest {
                     .hasMessageContaining("not in the policy's allow list");
         }
 
-        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(2_000);
+        // A bound against catastrophic backtracking (which takes hours on such names), not a measure of speed: generous
+        // enough for any loaded machine.
+        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(60_000);
         // positive control: the same shapes at a real length are matched
         assertThat(BuiltInDenyList.match("ld-a.a.so")).isEqualTo(BuiltInDenyList.Category.LOADERS_AND_EMULATORS);
         assertThat(BuiltInDenyList.match("a-a-gdb")).isEqualTo(BuiltInDenyList.Category.DEBUGGERS_TRACERS_PROFILERS);

@@ -93,7 +93,7 @@ class SedValidatorDifferentialIT {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
         byte[] err = p.getErrorStream().readAllBytes();
-        if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("sed timed out on " + script);
         }
@@ -105,7 +105,7 @@ class SedValidatorDifferentialIT {
         Requirements.requireCommand("sed");
         Process v = new ProcessBuilder("sed", "--version").redirectErrorStream(true).start();
         String version = new String(v.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        v.waitFor(10, TimeUnit.SECONDS);
+        v.waitFor(120, TimeUnit.SECONDS);
         Requirements.require(version.contains("GNU") && !sandboxStderr("e id").isEmpty(),
                 "GNU sed with --sandbox (4.3 or newer)");
 

@@ -470,7 +470,7 @@ class HostWorkspaceFSTest {
     @Test
     void should_refuse_reading_fifo_instead_of_blocking() throws Exception {
         Process mk = new ProcessBuilder("mkfifo", root.resolve("out/pipe").toString()).start();
-        assertThat(mk.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(mk.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(mk.exitValue()).isZero();
 
         assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {

@@ -94,7 +94,7 @@ class HostWorkspaceFilesTest extends WorkspaceFilesContractTest {
     @Override
     protected void createFifo(String path) throws Exception {
         Process mk = new ProcessBuilder("mkfifo", root.resolve(path).toString()).start();
-        assertThat(mk.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(mk.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(mk.exitValue()).isZero();
     }
 
