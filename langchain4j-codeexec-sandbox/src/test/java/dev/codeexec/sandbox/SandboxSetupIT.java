@@ -49,6 +49,10 @@ class SandboxSetupIT {
     @TempDir(factory = HostTempDirs.class)
     Path host;
 
+    /** Host home directories, apart from the secrets (a planted link in one test leads to the secrets' parent). */
+    @TempDir(factory = HostTempDirs.class)
+    Path hostHomes;
+
     private Path swapScript;
     private SandboxEngine engine;
     private Workspace ws;
@@ -57,6 +61,8 @@ class SandboxSetupIT {
     /** A host directory outside /tmp (so visible to the sandbox but for the profile's rule), hidden by the profile. */
     private Path secretDir;
     private Path secretFile;
+    /** A host home directory the sandbox user may remove (as a host process might), whose ~/.aws the profile hides. */
+    private Path vanishingHome;
 
     @BeforeAll
     static void requireSandbox() {
@@ -81,13 +87,18 @@ class SandboxSetupIT {
         secretFile = base.resolve("key.txt");
         Files.writeString(secretFile, secret);
         Files.writeString(secretDir.resolve("key.txt"), secret);
+        // The sandbox user may remove it, as a host process might: it owns the directory holding it.
+        Path homes = Files.createDirectories(hostHomes.resolve("home"));
+        vanishingHome = Files.createDirectories(homes.resolve("gone"));
+        Files.writeString(Files.createDirectories(vanishingHome.resolve(".aws")).resolve("credentials"), secret);
+        SandboxTesting.claimForSandbox(homes);
         Path inputs = Files.createDirectories(tmp.resolve("inputs/skill"));
         Files.writeString(inputs.resolve("SKILL.md"), "instructions");
         // The workspace lies deeper than the secrets (as it does below /tmp while /etc/shadow is at depth 2), so the
         // secrets' masks are mounted before anything in the workspace, which could otherwise be mounted over them.
         engine = SandboxEngine.builder().rootDir(tmp.resolve("a/b/c/root")).bwrapPath(bwrap)
                 .profile(PermissionProfile.workspaceWrite().withNoAccessPaths(secretFile.toString(),
-                        secretDir.toString()))
+                        secretDir.toString(), vanishingHome.resolve(".aws").toString()))
                 .inputRoots(List.of(tmp.resolve("inputs"))).build();
         ws = engine.manager().createWorkspace("race", WorkspacePolicy.DEFAULT);
         root = Path.of(ws.path());
@@ -225,6 +236,18 @@ class SandboxSetupIT {
         Files.deleteIfExists(root.resolve(".git"));
         Files.writeString(root.resolve(".git"), "gitdir: elsewhere\n");
         assertThat(sh(engine, ws, "cat \"$WORKSPACE_DIR/.git\"").stdout()).isEqualTo("gitdir: elsewhere\n");
+    }
+
+    @Test
+    void should_run_when_a_hidden_path_vanishes_between_plan_and_launch() throws IOException {
+        // A host home directory is removed after the plan hid its ~/.aws: bubblewrap cannot create the mount point
+        // of the mask in the read-only root ("Can't mkdir parents"). Nothing to hide any more: the run runs.
+        concurrently("rm -rf '" + vanishingHome + "'");
+        RunResult r = engine.runner().runProgram(ws, shell("cat '" + vanishingHome.resolve(".aws/credentials")
+                + "' '" + secretFile + "' '" + secretDir.resolve("key.txt") + "' 2>/dev/null; echo ran"));
+        assertThat(Files.exists(vanishingHome)).as("the concurrent removal happened").isFalse();
+        // Positive control: the paths still there stay hidden in the same run.
+        assertThat(r.stdout()).isEqualTo("ran\n").doesNotContain(secret);
     }
 
     @Test
