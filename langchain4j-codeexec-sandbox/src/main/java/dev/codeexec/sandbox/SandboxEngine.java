@@ -169,8 +169,7 @@ public final class SandboxEngine extends AbstractEngine {
                     HostProcessChannel.direct().startingOn(launchers));
             AccessDecision access = planner.access();
             this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user,
-                    profile.protectedMetadata());
+                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user, profile);
         } catch (RuntimeException e) {
             launchers.shutdown();
             cleanupRoot();
@@ -415,7 +414,8 @@ public final class SandboxEngine extends AbstractEngine {
             owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
         }
         return SandboxRun.runReplanningVanished(() -> planner.plan(resolver, Set.of(), spec,
-                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner), this::run);
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
+                this::run);
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {

@@ -73,7 +73,8 @@ class SandboxAccountsIT {
                     .endsWith("sandbox:x:" + SandboxUser.DEFAULT_GID + ":\n")
                     .hasSize(hostGroup.length() + ("sandbox:x:" + SandboxUser.DEFAULT_GID + ":\n").length());
             // Still hidden, and the copies cannot be changed.
-            assertThat(parts[2]).contains("shadow E").doesNotContain("shadow ok").containsPattern("write E(ACCES|ROFS)");
+            assertThat(parts[2]).contains("shadow E").doesNotContain("shadow ok")
+                    .containsPattern("write E(ACCES|ROFS)");
         }
         assertThat(Files.readString(Path.of("/etc/passwd"))).isEqualTo(hostPasswd);
     }
@@ -86,7 +87,8 @@ class SandboxAccountsIT {
             RunResult r = python(e, ws, SandboxTesting.TRY
                     + "print('passwd', attempt(lambda: open('/etc/passwd').read()))\n"
                     + "print('group-has-sandbox', 'sandbox:x:' in open('/etc/group').read())\n");
-            assertThat(r.stdout()).as(r.stderr()).containsPattern("passwd E(ACCES|NOENT)").contains("group-has-sandbox True");
+            assertThat(r.stdout()).as(r.stderr()).containsPattern("passwd E(ACCES|NOENT)")
+                    .contains("group-has-sandbox True");
         }
     }
 }
