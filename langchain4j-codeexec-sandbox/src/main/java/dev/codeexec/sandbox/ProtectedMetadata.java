@@ -33,6 +33,46 @@ final class ProtectedMetadata {
     }
 
     /**
+     * Refuses a write the model asks for (its file tools) at {@code rel} where no program of the workspace could write:
+     * into protected metadata at the top of the workspace (existing, or missing where the profile does not let
+     * programs create it), into protected metadata below the top that exists now (unless the profile leaves programs
+     * their own there; what the application staged stays protected), and into a directory staged read-only. What a
+     * program could create (a {@code .git} below the top that does not exist yet) the model may write too.
+     *
+     * @param root     the workspace root
+     * @param rel      the normalised workspace-relative path to be written
+     * @param readOnly workspace-relative paths every run mounts read-only (read-only stages, staged metadata)
+     * @throws PolicyViolationException naming the rule
+     */
+    static void refuseModelWrite(PermissionProfile profile, Path root, String rel, Set<String> readOnly) {
+        for (String r : readOnly) {
+            if (rel.equals(r) || rel.startsWith(r + "/")) {
+                throw new PolicyViolationException("'" + rel + "' lies in '" + r + "', which is read-only for "
+                        + "programs (staged read-only or protected metadata), so the file tools may not write it "
+                        + "either");
+            }
+        }
+        List<String> names = profile.protectedMetadata();
+        String[] parts = rel.split("/");
+        StringBuilder prefix = new StringBuilder();
+        for (int i = 0; i < parts.length; i++) {
+            prefix.append(i == 0 ? "" : "/").append(parts[i]);
+            if (!names.contains(parts[i])) {
+                continue;
+            }
+            boolean exists = Files.exists(root.resolve(prefix.toString()), LinkOption.NOFOLLOW_LINKS);
+            boolean refused = i == 0 ? exists || !profile.allowsProtectedMetadataCreation()
+                    : exists && !profile.allowsNestedMetadataWrites();
+            if (refused) {
+                throw new PolicyViolationException("'" + prefix + "' is protected metadata, which programs in the "
+                        + "sandbox cannot write (" + (i == 0 ? "at the top of the workspace" : "an existing "
+                        + parts[i] + " below the top") + "), so the file tools may not write it either; write "
+                        + "elsewhere, such as work/...");
+            }
+        }
+    }
+
+    /**
      * Protected trees verified free of hard links and escaping links, by path and identity (see
      * {@link #verifyProtectedTrees}).
      */

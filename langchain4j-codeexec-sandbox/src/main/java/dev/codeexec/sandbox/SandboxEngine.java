@@ -169,8 +169,7 @@ public final class SandboxEngine extends AbstractEngine {
                     HostProcessChannel.direct().startingOn(launchers));
             AccessDecision access = planner.access();
             this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user,
-                    profile.protectedMetadata());
+                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user, profile);
         } catch (RuntimeException e) {
             launchers.shutdown();
             cleanupRoot();
@@ -314,7 +313,7 @@ public final class SandboxEngine extends AbstractEngine {
      * @throws BackendUnavailableException    when the sandbox could not be set up
      */
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> run(plan(ws, spec, extra)));
+        return gates.exclusive(ws, () -> SandboxRun.runReplanningVanished(() -> plan(ws, spec, extra), this::run));
     }
 
     /** One program at a time per workspace: see {@link WorkspaceGates}. */
@@ -414,8 +413,9 @@ public final class SandboxEngine extends AbstractEngine {
         for (String d : WorkspaceLayout.DIRECTORIES) {
             owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
         }
-        return run(planner.plan(resolver, Set.of(), spec, extra == null ? AdditionalPermissions.NONE : extra,
-                limitsFor(spec), outputCap(spec), owner));
+        return SandboxRun.runReplanningVanished(() -> planner.plan(resolver, Set.of(), spec,
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
+                this::run);
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {

@@ -89,6 +89,16 @@ final class SandboxLayout {
             this(mounts, pinnedDirs, List.of(), List.of());
         }
 
+        /** This plan with {@code extra} operations added. */
+        Plan withMounts(List<Mount> extra) {
+            if (extra.isEmpty()) {
+                return this;
+            }
+            List<Mount> all = new ArrayList<>(mounts);
+            all.addAll(extra);
+            return new Plan(all, pinnedDirs, checkedDirs, placeholders);
+        }
+
         /**
          * True when the program can see {@code hostPath} (absolute, real): the deepest operation at or above it is
          * not a hidden one.

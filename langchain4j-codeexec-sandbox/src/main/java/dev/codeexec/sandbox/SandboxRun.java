@@ -1,5 +1,6 @@
 package dev.codeexec.sandbox;
 
+import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
@@ -8,7 +9,11 @@ import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.workspace.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +41,37 @@ final class SandboxRun extends PreparedRun {
         this.viaBwrap = viaBwrap;
         this.workspace = workspace;
         this.plan = plan;
+    }
+
+    /**
+     * Runs a plan, and plans and runs once more when bubblewrap could not set it up because a path the plan hides
+     * vanished from the host in between (a home directory removed, say: bubblewrap cannot create the mount point of
+     * the hidden {@code ~/.aws} in the read-only root). Nothing ran the first time, and the new plan skips what no
+     * longer exists (nothing to hide); any other setup failure is thrown as it is.
+     *
+     * @param plan plans the run (called once, or twice after such a failure)
+     * @param run  runs a plan to completion and releases it
+     */
+    static RunResult runReplanningVanished(Supplier<SandboxRun> plan, Function<SandboxRun, RunResult> run) {
+        SandboxRun first = plan.get();
+        List<String> hidden = first.hiddenPaths();
+        try {
+            return run.apply(first);
+        } catch (BackendUnavailableException e) {
+            List<String> vanished = hidden.stream()
+                    .filter(p -> !Files.exists(Path.of(p), LinkOption.NOFOLLOW_LINKS)).toList();
+            if (vanished.isEmpty()) {
+                throw e;
+            }
+            LOG.debug("paths the sandbox hides vanished during setup ({}); planning the run again", vanished);
+            return run.apply(plan.get());
+        }
+    }
+
+    /** Host paths this run's layout hides. */
+    List<String> hiddenPaths() {
+        return plan == null ? List.of() : plan.mounts().stream().filter(m -> m.kind().isHidden())
+                .map(Mount::path).toList();
     }
 
     /** The run's control group, or null. */

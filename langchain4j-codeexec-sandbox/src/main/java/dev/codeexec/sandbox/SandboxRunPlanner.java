@@ -93,8 +93,14 @@ final class SandboxRunPlanner {
         user.claim(place.runDirPath()); // the program writes its run directory
         Path root = place.root();
         Path cwd = place.cwd();
-        Map<String, String> env = environment.forRun(spec,
-                RunEnvironment.runtimeVariables(root.toString(), place.runDir(), true));
+        Map<String, String> runtime = RunEnvironment.runtimeVariables(root.toString(), place.runDir(), true);
+        if (user.drops()) {
+            // The user programs run as has a name inside (see SandboxAccounts), not the JVM's.
+            String name = SandboxAccounts.nameOf(user.uid(), SandboxAccounts.hostPasswd());
+            runtime.put("USER", name);
+            runtime.put("LOGNAME", name);
+        }
+        Map<String, String> env = environment.forRun(spec, runtime);
 
         Path privateDir = runsDir.resolve(UUID.randomUUID().toString());
         Cgroups.RunGroup group = null;
@@ -106,6 +112,10 @@ final class SandboxRunPlanner {
                     commandLine.pins() ? privateDir : null, user, protectedNames) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
+            }
+            if (plan != null && commandLine.pins() && user.drops()) {
+                plan = plan.withMounts(SandboxAccounts.mounts(plan, user.uid(), user.gid(), env.get("HOME"),
+                        privateDir));
             }
             SandboxLayout.Plan layout = plan;
             List<String> program = new ArrayList<>();

@@ -32,7 +32,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>a record of the protected metadata the application staged below the workspace root (a repository's
  *       {@code .git} in {@code work/project}): every later run mounts it read-only, like the root's;</li>
  *   <li>ownership: what the application writes is given to the user programs run as ({@link SandboxUser}), so that
- *       they can change it like anything else in their workspace.</li>
+ *       they can change it like anything else in their workspace;</li>
+ *   <li>the model's writes obey the rules programs do ({@link #checkWritableByPrograms}); the application's
+ *       {@link #putFiles} stays trusted.</li>
  * </ul>
  */
 final class SandboxWorkspaceFS implements WorkspaceFS {
@@ -40,19 +42,22 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
     private final WorkspaceGates gates;
     private final HostWorkspaceFS delegate;
     private final SandboxUser user;
+    private final PermissionProfile profile;
     private final List<String> protectedNames;
     private final Map<String, Set<String>> readOnly = new ConcurrentHashMap<>();
     private final Map<String, Set<String>> protectedPaths = new ConcurrentHashMap<>();
 
     SandboxWorkspaceFS(WorkspaceGates gates, HostWorkspaceFS delegate) {
-        this(gates, delegate, null, List.of());
+        this(gates, delegate, null, null);
     }
 
-    SandboxWorkspaceFS(WorkspaceGates gates, HostWorkspaceFS delegate, SandboxUser user, List<String> protectedNames) {
+    /** @param profile the engine's profile, whose protected metadata the model's writes obey; null for none */
+    SandboxWorkspaceFS(WorkspaceGates gates, HostWorkspaceFS delegate, SandboxUser user, PermissionProfile profile) {
         this.gates = gates;
         this.delegate = delegate;
         this.user = user;
-        this.protectedNames = List.copyOf(protectedNames);
+        this.profile = profile;
+        this.protectedNames = profile == null ? List.of() : List.copyOf(profile.protectedMetadata());
     }
 
     PathResolver resolver(Workspace ws) {
@@ -90,6 +95,19 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
                 record(ws, rel, root, false);
             }
         });
+    }
+
+    /**
+     * Refuses the model's write where programs could not write (see {@link ProtectedMetadata#refuseModelWrite}):
+     * protected metadata, and directories staged read-only. The application's {@link #putFiles} is not checked.
+     */
+    @Override
+    public void checkWritableByPrograms(Workspace ws, String path) {
+        if (profile == null || profile.enforcement() != PermissionProfile.Enforcement.MANAGED) {
+            return;
+        }
+        gates.exclusiveRun(ws, () -> ProtectedMetadata.refuseModelWrite(profile, delegate.resolver(ws).root(),
+                PathResolver.normalize(path), readOnlyPaths(ws)));
     }
 
     @Override

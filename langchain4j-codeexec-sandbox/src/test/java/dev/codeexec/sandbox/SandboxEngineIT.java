@@ -107,13 +107,10 @@ class SandboxEngineIT {
                     .builder(SandboxTesting.PYTHON).args("-u", "-c", "import sys\nfor l in sys.stdin: print(l.upper(),"
                             + " end='')").timeout(Duration.ofSeconds(30)).build())) {
                 s.write("hello", true);
-                ProgramPoll p = s.await(Duration.ofMillis(200), 0, 100);
-                for (int i = 0; i < 50 && !p.output().contains("HELLO"); i++) {
-                    p = s.await(Duration.ofMillis(100), 0, 100);
-                }
+                ProgramPoll p = awaitOutput(s, "HELLO");
                 assertThat(p.output()).isEqualTo("HELLO\n");
                 s.closeStdin();
-                assertThat(s.await(Duration.ofSeconds(5), p.nextOffset(), 100).running()).isFalse();
+                assertThat(s.await(Duration.ofMinutes(1), p.nextOffset(), 100).running()).isFalse();
             }
         }
     }
@@ -132,10 +129,7 @@ class SandboxEngineIT {
             try (ProgramSession s = holder[0]) {
                 Thread.sleep(300);
                 s.write("still-here", true);
-                ProgramPoll p = s.await(Duration.ofMillis(200), 0, 100);
-                for (int i = 0; i < 50 && !p.output().contains("still-here"); i++) {
-                    p = s.await(Duration.ofMillis(100), 0, 100);
-                }
+                ProgramPoll p = awaitOutput(s, "still-here");
                 assertThat(p.output()).isEqualTo("still-here\n");
                 assertThat(p.running()).isTrue();
             }
@@ -156,5 +150,18 @@ class SandboxEngineIT {
         assertThat(root.resolve("workspaces")).doesNotExist();
         assertThat(root.resolve("state")).doesNotExist();
         e.close();
+    }
+
+    /**
+     * Polls until the session's output contains {@code expected} or it ends; bounded by a minute, not a timing margin:
+     * a loaded machine only makes it take longer.
+     */
+    private static ProgramPoll awaitOutput(ProgramSession s, String expected) {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        ProgramPoll p = s.await(Duration.ofMillis(200), 0, 100);
+        while (!p.output().contains(expected) && p.running() && System.nanoTime() < deadline) {
+            p = s.await(Duration.ofMillis(200), 0, 100);
+        }
+        return p;
     }
 }

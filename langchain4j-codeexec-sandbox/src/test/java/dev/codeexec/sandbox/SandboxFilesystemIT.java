@@ -36,6 +36,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SandboxFilesystemIT extends AbstractSandboxIT {
 
+    /** Host files the sandbox would show but for its rules, reachable by the sandbox user wherever we run. */
+    @TempDir(factory = HostTempDirs.class)
+    Path host;
+
     private final List<Path> planted = new ArrayList<>();
     private final String secret = "s3cr3t-" + UUID.randomUUID();
 
@@ -289,9 +293,9 @@ class SandboxFilesystemIT extends AbstractSandboxIT {
 
     @Test
     void should_hide_the_file_artifact_store_from_programs() throws IOException {
-        // The store lies outside /tmp (which every sandbox replaces), where the read-only host would show it.
-        Path store = Path.of("target", "it-artifacts-" + UUID.randomUUID()).toAbsolutePath();
-        planted.add(store);
+        // The store lies outside /tmp (which every sandbox replaces), where the read-only host would show it, and
+        // where the sandbox user could reach it but for the rule that hides it.
+        Path store = host.resolve("artifacts");
         FileSystemArtifactService artifacts = FileSystemArtifactService.at(store);
         artifacts.save("alice-salary.csv", ("alice," + secret + "\n").getBytes(StandardCharsets.UTF_8), "text/csv");
         try (SandboxEngine e = SandboxEngine.builder().rootDir(tmp.resolve("root2")).artifactService(artifacts)

@@ -45,6 +45,14 @@ class SandboxSetupIT {
     @TempDir
     Path tmp;
 
+    /** Host files the sandbox shows but for the profile's rules, reachable by the sandbox user wherever we run. */
+    @TempDir(factory = HostTempDirs.class)
+    Path host;
+
+    /** Host home directories, apart from the secrets (a planted link in one test leads to the secrets' parent). */
+    @TempDir(factory = HostTempDirs.class)
+    Path hostHomes;
+
     private Path swapScript;
     private SandboxEngine engine;
     private Workspace ws;
@@ -53,6 +61,8 @@ class SandboxSetupIT {
     /** A host directory outside /tmp (so visible to the sandbox but for the profile's rule), hidden by the profile. */
     private Path secretDir;
     private Path secretFile;
+    /** A host home directory the sandbox user may remove (as a host process might), whose ~/.aws the profile hides. */
+    private Path vanishingHome;
 
     @BeforeAll
     static void requireSandbox() {
@@ -71,31 +81,32 @@ class SandboxSetupIT {
         Files.setPosixFilePermissions(bwrap, PosixFilePermissions.fromString("rwxr-xr-x"));
         // Host secrets the sandbox must never show: a hidden file (masked by /dev/null, like /etc/shadow) in a
         // visible directory, and a hidden directory (masked by an empty one). Outside /tmp, which every sandbox
-        // replaces by a private one.
-        Path base = Files.createDirectories(Path.of("target", "it-host-" + UUID.randomUUID())).toRealPath();
+        // replaces by a private one, and reachable by the sandbox user, so that hiding them is what keeps them secret.
+        Path base = host;
         secretDir = Files.createDirectories(base.resolve("secrets"));
         secretFile = base.resolve("key.txt");
         Files.writeString(secretFile, secret);
         Files.writeString(secretDir.resolve("key.txt"), secret);
+        // The sandbox user may remove it, as a host process might: it owns the directory holding it.
+        Path homes = Files.createDirectories(hostHomes.resolve("home"));
+        vanishingHome = Files.createDirectories(homes.resolve("gone"));
+        Files.writeString(Files.createDirectories(vanishingHome.resolve(".aws")).resolve("credentials"), secret);
+        SandboxTesting.claimForSandbox(homes);
         Path inputs = Files.createDirectories(tmp.resolve("inputs/skill"));
         Files.writeString(inputs.resolve("SKILL.md"), "instructions");
         // The workspace lies deeper than the secrets (as it does below /tmp while /etc/shadow is at depth 2), so the
         // secrets' masks are mounted before anything in the workspace, which could otherwise be mounted over them.
         engine = SandboxEngine.builder().rootDir(tmp.resolve("a/b/c/root")).bwrapPath(bwrap)
                 .profile(PermissionProfile.workspaceWrite().withNoAccessPaths(secretFile.toString(),
-                        secretDir.toString()))
+                        secretDir.toString(), vanishingHome.resolve(".aws").toString()))
                 .inputRoots(List.of(tmp.resolve("inputs"))).build();
         ws = engine.manager().createWorkspace("race", WorkspacePolicy.DEFAULT);
         root = Path.of(ws.path());
     }
 
     @AfterEach
-    void tearDown() throws IOException {
+    void tearDown() {
         engine.close();
-        Path base = secretFile.getParent();
-        for (Path p : List.of(secretDir.resolve("key.txt"), secretDir, secretFile, base)) {
-            Files.deleteIfExists(p);
-        }
     }
 
     /** Makes the next launch run {@code script} in the workspace between the launcher and the real bubblewrap. */
@@ -172,16 +183,29 @@ class SandboxSetupIT {
     void should_show_only_workspace_content_where_a_planted_link_redirects_a_mount_destination() throws IOException {
         // The destination side: a concurrent program moves the stage's parent away and plants a link in its place,
         // so that bubblewrap's destination path (and, before pinning, its source path) leads to the host's secrets
-        // directory. The mount may land there, but what lands is the stage, pinned by its descriptor, never the
-        // secret.
+        // directory. Two outcomes are safe: the mount lands there but what lands is the stage, pinned by its
+        // descriptor, never the secret; or the launcher notices the change and nothing runs.
         engine.fs().stageDirectory(ws, tmp.resolve("inputs/skill"), "skills/secrets", new StageOptions(true, false));
-        concurrently("mv skills skills-moved && ln -s '" + linkTo(root.resolve("skills"), secretDir.getParent())
-                + "' skills");
-        RunResult r = engine.runner().runProgram(ws, shell("cat \"$SKILLS_DIR/secrets/key.txt\" '"
-                + secretDir.resolve("key.txt") + "'; cat '" + secretDir.resolve("SKILL.md") + "'"));
-        assertThat(r.stdout()).doesNotContain(secret);
-        // Positive control: the mount landed on the secret directory's mask, and shows the stage's own content.
-        assertThat(r.stdout()).contains("instructions");
+        String read = "cat \"$SKILLS_DIR/secrets/key.txt\" '" + secretDir.resolve("key.txt") + "'; cat '"
+                + secretDir.resolve("SKILL.md") + "'";
+        int landed = 0;
+        for (int i = 0; i < 5; i++) {
+            concurrently("mv skills skills-moved && ln -s '" + linkTo(root.resolve("skills"), secretDir.getParent())
+                    + "' skills");
+            try {
+                RunResult r = engine.runner().runProgram(ws, shell(read));
+                assertThat(r.stdout()).as("attempt %d", i).doesNotContain(secret);
+                if (r.stdout().contains("instructions")) {
+                    landed++; // the mount landed on the secret directory's mask and shows the stage's own content
+                }
+            } catch (PolicyViolationException refused) {
+                assertThat(refused).hasMessageContaining("changed").hasMessageContaining("Nothing ran");
+            }
+            Files.delete(root.resolve("skills"));
+            Files.move(root.resolve("skills-moved"), root.resolve("skills"));
+        }
+        // Positive control: at least one attempt ran, its mount redirected onto the mask, with the stage's content.
+        assertThat(landed).as("attempts whose redirected mount showed the stage").isPositive();
     }
 
     @Test
@@ -212,6 +236,18 @@ class SandboxSetupIT {
         Files.deleteIfExists(root.resolve(".git"));
         Files.writeString(root.resolve(".git"), "gitdir: elsewhere\n");
         assertThat(sh(engine, ws, "cat \"$WORKSPACE_DIR/.git\"").stdout()).isEqualTo("gitdir: elsewhere\n");
+    }
+
+    @Test
+    void should_run_when_a_hidden_path_vanishes_between_plan_and_launch() throws IOException {
+        // A host home directory is removed after the plan hid its ~/.aws: bubblewrap cannot create the mount point
+        // of the mask in the read-only root ("Can't mkdir parents"). Nothing to hide any more: the run runs.
+        concurrently("rm -rf '" + vanishingHome + "'");
+        RunResult r = engine.runner().runProgram(ws, shell("cat '" + vanishingHome.resolve(".aws/credentials")
+                + "' '" + secretFile + "' '" + secretDir.resolve("key.txt") + "' 2>/dev/null; echo ran"));
+        assertThat(Files.exists(vanishingHome)).as("the concurrent removal happened").isFalse();
+        // Positive control: the paths still there stay hidden in the same run.
+        assertThat(r.stdout()).isEqualTo("ran\n").doesNotContain(secret);
     }
 
     @Test

@@ -14,8 +14,26 @@ public interface WorkspaceFS {
 
     /**
      * Writes files atomically, creating parent directories. When any path is invalid nothing is written.
+     *
+     * <p>This is the application's own, trusted write: it is not held to the rules of the engine's programs (an
+     * application may stage a repository's {@code .git}, say). Writes the <em>model</em> asks for go through
+     * {@link #checkWritableByPrograms} first.
      */
     void putFiles(Workspace ws, List<PutFile> files);
+
+    /**
+     * Refuses a write that programs of this engine could not make, so that what the model writes with its file tools
+     * ({@code workspace_write_file}, {@code workspace_stage_artifact}) obeys the same rules as what it runs: the tools
+     * call this before {@link #putFiles}. The one place an engine states which workspace paths its programs may not
+     * write (the sandbox engine: protected metadata such as {@code .git} and directories staged read-only). The
+     * default refuses nothing: on engines without such rules the model writes where programs can.
+     *
+     * @param ws   the workspace
+     * @param path the workspace-relative path to be written
+     * @throws PolicyViolationException when programs could not write {@code path}; the message names the rule
+     */
+    default void checkWritableByPrograms(Workspace ws, String path) {
+    }
 
     /**
      * Copies a host directory (or file) into the workspace at {@code to}.

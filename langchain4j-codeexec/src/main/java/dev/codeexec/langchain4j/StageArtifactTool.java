@@ -43,6 +43,7 @@ final class StageArtifactTool implements ToolHandler {
         String prefix = artifacts.prefix(call.key());
         ArtifactRef stored = new ArtifactRef(prefix + ref.name(), ref.version());
         return workspaces.inWorkspace(call, ws -> {
+            call.engine().fs().checkWritableByPrograms(ws, target); // the rules programs obey
             Artifact a;
             try {
                 a = service.load(stored);

@@ -46,6 +46,7 @@ final class WriteFileTool implements ToolHandler {
         }
         byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
         return workspaces.inWorkspace(call, ws -> {
+            call.engine().fs().checkWritableByPrograms(ws, path); // the rules programs obey
             byte[] existing = existing(call.engine(), ws, path, append);
             byte[] toWrite = bytes;
             if (append && existing != null) {
