@@ -19,7 +19,6 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.workspace.EngineFileImport;
 import dev.codeexec.workspace.RunHistory;
-import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.WorkspaceRegistry;
 import java.nio.file.Path;
 import java.util.List;
@@ -233,9 +232,9 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         return new OutputSaving(files, maxSavedOutputBytes);
     }
 
-    /** The name of the run's folder under {@code runs/}, from its {@code RUN_DIR}; null when it has none. */
+    /** The name of the run's folder under {@code runs/}; null when it has none. */
     private static String runFolder(PreparedRun run) {
-        return RunHistory.folderName(run.launch().environment().get(WorkspaceLayout.ENV_RUN_DIR));
+        return run.runFolder();
     }
 
     /** After a run or a session start: trims the workspace's run history (see {@link RunHistory}). */
