@@ -353,7 +353,8 @@ public final class JupyterEngine extends AbstractEngine {
                     timings.heartbeatTimeout());
         }
         HostRunPlace place = HostRunPlace.of(fs.resolver(ws), RunProgramSpec.builder("python3").cwd("work").build());
-        Map<String, String> env = new TreeMap<>(environment().forRun(RunProgramSpec.builder("python3").build(),
+        // The one source of the environment of code (RunEnvironment): every cell of this kernel sees what a run sees.
+        Map<String, String> env = new TreeMap<>(environment().forInterpreter(
                 RunEnvironment.runtimeVariables(place.root().toString(), place.runDir(), true)));
         if (HostLaunchers.get().parentDeath().isEmpty()) {
             // Without a parent-death signal, ipykernel's own check: it exits when re-parented to init.
@@ -370,7 +371,7 @@ public final class JupyterEngine extends AbstractEngine {
 
     /** The kernel's argv template: the configured command, or the located Python's ipykernel launcher. */
     private List<String> kernelArgv() {
-        return command.argv(() -> environment().forRun(RunProgramSpec.builder("python3").build(), Map.of()));
+        return command.argv(() -> environment().forInterpreter(Map.of()));
     }
 
     private static void append(StringBuilder sb, String text) {

@@ -9,7 +9,6 @@ import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
-import dev.codeexec.jupyter.KernelClient.Budget;
 import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.ProcessChannel;

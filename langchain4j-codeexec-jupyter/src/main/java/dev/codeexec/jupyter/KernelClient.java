@@ -465,68 +465,6 @@ final class KernelClient implements AutoCloseable {
         r.queue.offer(m);
     }
 
-    /**
-     * What the reader may queue of one request's output; once it is used up, output messages are dropped and counted,
-     * so memory stays bounded (by the budget plus one message) even when the consumer is slower than the kernel.
-     * Written by the reader only.
-     */
-    static final class Budget {
-        private final long streamBytes;
-        private final int richMessages;
-        private final long richBytes;
-        private long streamUsed;
-        private int richCount;
-        private long richUsed;
-        private final AtomicLong droppedStreamBytes = new AtomicLong();
-        private final AtomicLong droppedRich = new AtomicLong();
-
-        /**
-         * @param streamBytes  bytes of {@code stream} content frames to queue
-         * @param richMessages {@code display_data} and {@code update_display_data} messages to queue
-         * @param richBytes    bytes of their content frames to queue
-         */
-        Budget(long streamBytes, int richMessages, long richBytes) {
-            this.streamBytes = streamBytes;
-            this.richMessages = richMessages;
-            this.richBytes = richBytes;
-        }
-
-        boolean admit(JupyterMessage m) {
-            switch (m.msgType()) {
-                case "stream" -> {
-                    // Admitted while under budget, even if it overshoots: ipykernel batches a burst of prints into
-                    // one message, and dropping it whole would lose the output the cap would have kept.
-                    if (streamUsed >= streamBytes) {
-                        droppedStreamBytes.addAndGet(m.contentBytes());
-                        return false;
-                    }
-                    streamUsed += m.contentBytes();
-                    return true;
-                }
-                case "display_data", "update_display_data" -> {
-                    if (richCount >= richMessages || richUsed >= richBytes) {
-                        droppedRich.incrementAndGet();
-                        return false;
-                    }
-                    richCount++;
-                    richUsed += m.contentBytes();
-                    return true;
-                }
-                default -> {
-                    return true;
-                }
-            }
-        }
-
-        long droppedStreamBytes() {
-            return droppedStreamBytes.get();
-        }
-
-        long droppedRich() {
-            return droppedRich.get();
-        }
-    }
-
     /** One request in flight: its id and the queue its messages arrive on. Close it when done. */
     final class Request implements AutoCloseable {
         private final String msgId;
@@ -549,7 +487,11 @@ final class KernelClient implements AutoCloseable {
 
         /** The next message, waiting up to {@code nanos}; null when none came. */
         JupyterMessage poll(long nanos) throws InterruptedException {
-            return queue.poll(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+            JupyterMessage m = queue.poll(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+            if (m != null && budget != null) {
+                budget.taken(m);
+            }
+            return m;
         }
 
         /** Stops routing to this request; later messages for it are dropped. */

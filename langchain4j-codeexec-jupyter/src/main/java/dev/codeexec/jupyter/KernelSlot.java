@@ -3,7 +3,6 @@ package dev.codeexec.jupyter;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.WorkspaceGoneException;
-import dev.codeexec.jupyter.KernelClient.Budget;
 import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.spi.BoundedOutput;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
-/** The Jupyter backend builds on the engine contract and the SPI alone. */
+/** The Jupyter backend builds on the engine contract and the SPI alone, and takes environments from the engine. */
 @AnalyzeClasses(packages = "dev.codeexec.jupyter", importOptions = ImportOption.DoNotIncludeTests.class)
 class JupyterArchitectureTest {
 
@@ -22,6 +22,14 @@ class JupyterArchitectureTest {
             .that().resideInAPackage("dev.codeexec.jupyter..")
             .should().dependOnClassesThat().resideInAPackage("dev.langchain4j..")
             .because("the backend is usable without LangChain4j");
+
+    @ArchTest
+    static final ArchRule kernels_get_their_environment_from_the_engine = noClasses()
+            .that().resideInAPackage("dev.codeexec.jupyter..")
+            .should().callMethod(System.class, "getenv")
+            .orShould().dependOnClassesThat().belongToAnyOf(ProcessBuilder.class)
+            .because("a kernel's environment, and so every cell's, comes from the engine's policy (RunEnvironment) "
+                    + "and processes start through the core's host channel, which inherits nothing from the JVM");
 
     @ArchTest
     static final ArchRule only_the_engine_is_public = noClasses()

@@ -4,6 +4,7 @@ import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.SavedOutput;
 import java.time.Duration;
 import java.util.List;
 
@@ -41,16 +42,42 @@ final class ResultText {
                     + "output below is what it printed before that.");
         }
         if (r.truncated()) {
-            sb.append("\nThe engine kept only the first part of ")
+            sb.append("\nThe engine kept the start and the end of ")
                     .append(r.stdoutTruncated() && r.stderrTruncated() ? "stdout and stderr"
                             : r.stdoutTruncated() ? "stdout" : "stderr")
-                    .append("; write large output to a file under out/ and read it in windows instead.");
+                    .append(" and dropped the middle.");
+            boolean saved = saved(sb, "stdout", r.stdoutFile()) | saved(sb, "stderr", r.stderrFile());
+            if (!saved) {
+                sb.append(" Write large output to a file under out/ and read it in windows instead.");
+            }
         }
         appendStreams(sb, shown[0], shown[1]);
         if (changed != null) {
             sb.append(changed.describe());
         }
         return sb.toString();
+    }
+
+    /** Says where a stream's whole output was saved, if anywhere; true when a file holds at least a part of it. */
+    private static boolean saved(StringBuilder sb, String stream, SavedOutput f) {
+        if (f == null) {
+            return false;
+        }
+        if (f.path() == null) {
+            sb.append("\nThe whole ").append(stream).append(" (").append(f.totalBytes()).append(" bytes) was not saved: ")
+                    .append(f.problem()).append('.');
+            return false;
+        }
+        if (f.complete()) {
+            sb.append("\nThe whole ").append(stream).append(" (").append(f.totalBytes()).append(" bytes) is saved in ")
+                    .append(f.path());
+        } else {
+            sb.append("\nThe first ").append(f.savedBytes()).append(" of ").append(f.totalBytes()).append(" bytes of ")
+                    .append(stream).append(" are saved in ").append(f.path()).append(" (").append(f.problem())
+                    .append(')');
+        }
+        sb.append(": read it in windows with workspace_read_file (offset), or search it with a command.");
+        return true;
     }
 
     static String code(CodeExecutionResult r, Duration duration, int windowBytes, ChangedFiles changed) {

@@ -17,8 +17,8 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
+import dev.codeexec.workspace.EngineFileImport;
 import dev.codeexec.workspace.RunHistory;
-import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.WorkspaceRegistry;
 import java.nio.file.Path;
 import java.util.List;
@@ -38,6 +38,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <ul>
  *   <li>runs and interactive sessions through {@link ProgramRuns}, with {@link PreparedRun#check} and exactly one
  *       {@link PreparedRun#release}; sessions are tracked so that {@link #close()} stops them;</li>
+ *   <li>long output: a stream that outgrows the output cap keeps its start and end in the result and is saved
+ *       whole (up to {@link EngineBuilder#maxSavedOutputBytes}) as {@code runs/<run>/stdout} or {@code stderr},
+ *       through the engine's file system, on every backend whose file system is an {@link EngineFileImport};</li>
  *   <li>the run history: after runs through {@link #runner()} and {@link #interactive()}, the oldest run folders of
  *       the workspace beyond {@link EngineBuilder#runHistory} are deleted, never one whose run or session goes on
  *       ({@link RunHistory});</li>
@@ -61,10 +64,22 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     private final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RunHistory history;
+    private final long maxSavedOutputBytes;
+    /** The output saving of the run going on in this thread through {@link #runner()}; claimed by {@link #run}. */
+    private final ThreadLocal<OutputSaving> pendingSaving = new ThreadLocal<>();
     private final ProgramRunner runner = (ws, spec) -> {
+        OutputSaving saving = outputSaving();
+        if (saving != null) {
+            pendingSaving.set(saving);
+        }
         try {
-            return runProgram(ws, spec);
+            RunResult r = runProgram(ws, spec);
+            return saving == null ? r : saving.save(ws, r);
         } finally {
+            if (saving != null) {
+                pendingSaving.remove();
+                saving.discard();
+            }
             trimHistory(ws);
         }
     };
@@ -74,6 +89,9 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         return s;
     };
     private final WorkspaceRegistry codeWorkspaces;
+
+    /** {@value} bytes: how much of a long output stream is saved in the run's folder by default (16 MiB). */
+    public static final long DEFAULT_MAX_SAVED_OUTPUT_BYTES = 16L << 20;
 
     /**
      * @param displayName   the engine's name in messages, for example {@code LocalEngine}
@@ -95,6 +113,11 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         this.artifacts = settings.artifacts();
         this.environment = settings.environment(defaultPolicy);
         this.history = new RunHistory(settings.runHistory() == null ? RunHistory.DEFAULT_KEEP : settings.runHistory());
+        Long saved = settings.maxSavedOutputBytes();
+        this.maxSavedOutputBytes = saved == null ? DEFAULT_MAX_SAVED_OUTPUT_BYTES : saved;
+        if (this.maxSavedOutputBytes < 0) {
+            throw new InvalidSpecException("maxSavedOutputBytes (" + saved + ") must not be negative");
+        }
         this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
     }
 
@@ -157,12 +180,20 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         return start(prepare(ws, spec));
     }
 
-    /** Runs a prepared run to completion or timeout, checks its result and releases it. */
+    /**
+     * Runs a prepared run to completion or timeout, checks its result and releases it. Through {@link #runner()}, a
+     * stream that outgrows the output cap is saved whole in the run's folder ({@link #outputSaving}).
+     */
     protected final RunResult run(PreparedRun run) {
         String folder = runFolder(run);
         history.started(folder);
+        OutputSaving saving = pendingSaving.get();
+        if (saving != null && !saving.claim(folder)) {
+            saving = null;
+        }
         try {
-            return run.check(ProgramRuns.run(run.channel(), run.launch()));
+            return run.check(saving == null ? ProgramRuns.run(run.channel(), run.launch())
+                    : ProgramRuns.run(run.channel(), run.launch(), saving.out, saving.err));
         } finally {
             history.finished(folder);
             run.release();
@@ -187,9 +218,23 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         });
     }
 
-    /** The name of the run's folder under {@code runs/}, from its {@code RUN_DIR}; null when it has none. */
+    /**
+     * How a run through {@link #runner()} saves a stream that outgrows the output cap: spooled on this host, then
+     * imported into {@code runs/<run>/} through the engine's file system when it is an {@link EngineFileImport}
+     * (every file system of the core is). Null, and nothing is saved, when saving is off
+     * ({@link EngineBuilder#maxSavedOutputBytes} 0), when run folders are deleted once a run is over (a run history
+     * of 0), or when the file system cannot import.
+     */
+    private OutputSaving outputSaving() {
+        if (maxSavedOutputBytes == 0 || history.keep() == 0 || !(fs() instanceof EngineFileImport files)) {
+            return null;
+        }
+        return new OutputSaving(files, maxSavedOutputBytes);
+    }
+
+    /** The name of the run's folder under {@code runs/}; null when it has none. */
     private static String runFolder(PreparedRun run) {
-        return RunHistory.folderName(run.launch().environment().get(WorkspaceLayout.ENV_RUN_DIR));
+        return run.runFolder();
     }
 
     /** After a run or a session start: trims the workspace's run history (see {@link RunHistory}). */

@@ -21,6 +21,7 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     private ShellEnvironmentPolicy environmentPolicy;
     private Map<String, String> hostEnvironment;
     private Integer runHistory;
+    private Long maxSavedOutputBytes;
 
     protected EngineBuilder() {
     }
@@ -68,6 +69,18 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
         return self();
     }
 
+    /**
+     * Bytes of a stream saved at most when a run's output outgrows {@link #maxOutputBytes}: the result then keeps
+     * the start and the end of the stream, and the whole stream is saved as {@code runs/<run>/stdout} (or
+     * {@code stderr}) in the workspace, up to this many bytes, followed by a marker line when it was longer. Default
+     * {@value AbstractEngine#DEFAULT_MAX_SAVED_OUTPUT_BYTES} (16 MiB); 0 saves nothing. The workspace's disk quota,
+     * where the backend has one, bounds it too.
+     */
+    public B maxSavedOutputBytes(long maxSavedOutputBytes) {
+        this.maxSavedOutputBytes = maxSavedOutputBytes;
+        return self();
+    }
+
     @SuppressWarnings("unchecked")
     protected final B self() {
         return (B) this;
@@ -86,6 +99,11 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     /** The output cap set, or null for the default. */
     protected final Integer maxOutputBytes() {
         return maxOutputBytes;
+    }
+
+    /** The saved output bound set, or null for the default. */
+    protected final Long maxSavedOutputBytes() {
+        return maxSavedOutputBytes;
     }
 
     /** The run history bound set, or null for the default. */

@@ -1,6 +1,8 @@
 package dev.codeexec.spi;
 
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.workspace.RunHistory;
+import dev.codeexec.workspace.WorkspaceLayout;
 import java.util.Objects;
 
 /**
@@ -27,6 +29,16 @@ public class PreparedRun {
 
     public final ProgramLaunch launch() {
         return launch;
+    }
+
+    /**
+     * The name of the run's folder under {@code runs/} (for example {@code run_20260105T101502.113_7}), or null when it
+     * has none: the run history never deletes it while the run goes on, and a long output stream is saved in it. The
+     * default reads it from the launch's {@code RUN_DIR}; a backend whose launch carries no environment (the program's
+     * travels another way, as bubblewrap's {@code --setenv}) overrides it.
+     */
+    public String runFolder() {
+        return RunHistory.folderName(launch.environment().get(WorkspaceLayout.ENV_RUN_DIR));
     }
 
     /**

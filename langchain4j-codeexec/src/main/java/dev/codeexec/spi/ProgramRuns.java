@@ -16,7 +16,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Runs and sessions over any {@link ProcessChannel}: the one place for stdin feeding, the output cap
- * ({@link BoundedOutput}), the streaming listener, the timeout and drain rules and result assembly.
+ * ({@link BoundedOutput}: the start and the end of each stream, its middle dropped), the streaming listener, the timeout and drain rules and result assembly.
  *
  * <p>Rules of a run:
  * <ul>
@@ -47,9 +47,18 @@ public final class ProgramRuns {
      * @throws CodeExecException                               when the caller was interrupted (the program was killed)
      */
     public static RunResult run(ProcessChannel channel, ProgramLaunch launch) {
+        return run(channel, launch, null, null);
+    }
+
+    /**
+     * Runs a program to completion or timeout; a stream that outgrows the output cap is also given whole to its
+     * overflow (null for none), which the caller finishes after the run.
+     */
+    static RunResult run(ProcessChannel channel, ProgramLaunch launch, BoundedOutput.Overflow outOverflow,
+                         BoundedOutput.Overflow errOverflow) {
         long startNanos = System.nanoTime();
-        BoundedOutput out = new BoundedOutput(launch.maxOutputBytes());
-        BoundedOutput err = new BoundedOutput(launch.maxOutputBytes());
+        BoundedOutput out = new BoundedOutput(launch.maxOutputBytes(), outOverflow);
+        BoundedOutput err = new BoundedOutput(launch.maxOutputBytes(), errOverflow);
         SafeListener listener = new SafeListener(launch.listener());
         ChannelProcess p = channel.start(launch, (stream, b, off, len) -> {
             (stream == StdStream.STDOUT ? out : err).write(b, off, len);

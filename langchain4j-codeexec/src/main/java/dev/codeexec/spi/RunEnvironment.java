@@ -7,9 +7,12 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * A run's environment, built in one place for every backend: the engine's {@link ShellEnvironmentPolicy} applied
- * to the host environment (or nothing, for a clean run), the run's own variables, then the runtime variables of the
- * workspace, which nothing overrides.
+ * The one place where the environment of code is decided, for every backend and every path that starts code: runs
+ * and sessions ({@link #forRun}), and interpreters that serve many requests, such as a Jupyter kernel and its cells
+ * ({@link #forInterpreter}). Each is the engine's {@link ShellEnvironmentPolicy} applied to the host environment the
+ * engine was given (or nothing, for a clean run), the run's own variables, then the runtime variables of the
+ * workspace, which nothing overrides. No path inherits the JVM's environment: what the policy removes is absent on
+ * every path, and what it allows is present on every path that does not ask for a clean environment.
  */
 public final class RunEnvironment {
 
@@ -65,5 +68,17 @@ public final class RunEnvironment {
      */
     public Map<String, String> forRun(RunProgramSpec spec, Map<String, String> runtime) {
         return policy.finish(spec.cleanEnv() ? Map.of() : base, spec.env(), spec.cleanEnv(), runtime);
+    }
+
+    /**
+     * The environment of an interpreter that runs many requests (a Jupyter kernel: every cell, completion or
+     * inspection it serves sees it), and of the probes that find it: what a run without variables of its own and
+     * without a clean environment gets, so a cell sees what a run sees.
+     *
+     * @param runtime the runtime variables, from {@link #runtimeVariables}; empty for a probe
+     * @return a new map, sorted by name
+     */
+    public Map<String, String> forInterpreter(Map<String, String> runtime) {
+        return policy.finish(base, Map.of(), false, runtime);
     }
 }

@@ -26,7 +26,7 @@ import java.util.function.Function;
  *
  * <p>Host paths can be staged only from the input roots given to the builder, checked with links resolved.
  */
-public final class HostWorkspaceFS implements WorkspaceFS {
+public final class HostWorkspaceFS implements WorkspaceFS, EngineFileImport {
 
     /** {@value} bytes: most of one file {@link #collect} reads. */
     public static final int COLLECT_MAX_FILE_BYTES = StandardWorkspaceFS.COLLECT_MAX_FILE_BYTES;
@@ -67,6 +67,11 @@ public final class HostWorkspaceFS implements WorkspaceFS {
     @Override
     public void stageDirectory(Workspace ws, Path hostSource, String to, StageOptions options) {
         rules.stageDirectory(ws, hostSource, to, options);
+    }
+
+    @Override
+    public void importEngineFile(Workspace ws, Path hostFile, String to) {
+        rules.importEngineFile(ws, hostFile, to);
     }
 
     @Override

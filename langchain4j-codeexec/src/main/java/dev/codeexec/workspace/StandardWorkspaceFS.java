@@ -3,6 +3,7 @@ package dev.codeexec.workspace;
 import dev.codeexec.FileRef;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.FileChangeTracker;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileListing;
@@ -52,7 +53,7 @@ import java.util.function.Function;
  * <p>Host paths can be staged only from the input roots given to the builder, checked with links resolved on this
  * host (the JVM's), whatever the backend.
  */
-public final class StandardWorkspaceFS implements WorkspaceFS {
+public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport {
 
     /** {@value} bytes: most of one file {@link #collect} reads. */
     public static final int COLLECT_MAX_FILE_BYTES = 4 << 20;
@@ -135,6 +136,20 @@ public final class StandardWorkspaceFS implements WorkspaceFS {
         String dest = PathResolver.normalize(to);
         requireWrite(access.apply(ws), dest);
         importInto(f, ImportSource.ofHostPath(source), dest, options != null && options.readOnly());
+    }
+
+    @Override
+    public void importEngineFile(Workspace ws, Path hostFile, String to) {
+        WorkspaceFiles f = files.apply(ws);
+        String dest = PathResolver.normalize(to);
+        requireWrite(access.apply(ws), dest);
+        Path real;
+        try {
+            real = hostFile.toRealPath();
+        } catch (IOException e) {
+            throw new CodeExecException("the engine's file to import is gone", e);
+        }
+        importInto(f, ImportSource.ofHostPath(real), dest, false);
     }
 
     @Override

@@ -6,6 +6,7 @@ import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.SavedOutput;
 import dev.codeexec.testing.ExpectedLog;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
@@ -99,8 +100,27 @@ class WorkspaceToolsTest {
         String text = call("workspace_exec", "{\"command\":\"yes\"}").resultText();
 
         assertThat(text).contains("truncated: true").contains("HEAD").contains("TAIL").contains("bytes omitted]")
-                .contains("The engine kept only the first part of stdout");
+                .contains("The engine kept the start and the end of stdout and dropped the middle.")
+                .contains("Write large output to a file under out/");
         assertThat(text.length()).isLessThan(600);
+    }
+
+    @Test
+    void should_say_where_the_whole_output_is_when_the_engine_saved_it() {
+        String out = "HEAD\n[output truncated: 2000000 bytes dropped here; the end of the output follows]\nFINAL";
+        engine.program = (ws, spec) -> new RunResult(out, "e", 0, Duration.ZERO, false, true, true)
+                .withSavedOutput(new SavedOutput("runs/run_1/stdout", 3_000_000, 3_000_000, null),
+                        new SavedOutput("runs/run_1/stderr", 16, 40, "saving stopped at the engine's cap of 16 bytes"));
+
+        String text = call("workspace_exec", "{\"command\":\"make test\"}").resultText();
+
+        assertThat(text).contains("truncated: true")
+                .contains("The engine kept the start and the end of stdout and stderr and dropped the middle.")
+                .contains("The whole stdout (3000000 bytes) is saved in runs/run_1/stdout: read it in windows with "
+                        + "workspace_read_file")
+                .contains("The first 16 of 40 bytes of stderr are saved in runs/run_1/stderr (saving stopped at the "
+                        + "engine's cap of 16 bytes)")
+                .contains("FINAL").doesNotContain("Write large output to a file");
     }
 
     @Test

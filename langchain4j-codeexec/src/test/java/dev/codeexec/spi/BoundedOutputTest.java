@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Random;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,25 +38,36 @@ class BoundedOutputTest {
     }
 
     @Test
-    void should_keep_first_bytes_and_count_the_rest_when_over_cap() {
+    void should_keep_the_start_and_the_end_and_count_the_middle_when_over_cap() {
         BoundedOutput out = new BoundedOutput(4);
         write(out, "abc");
         write(out, "defgh");
         write(out, "ij");
 
-        assertThat(out.bytes()).isEqualTo("abcd".getBytes(StandardCharsets.UTF_8));
+        assertThat(out.bytes()).isEqualTo("abij".getBytes(StandardCharsets.UTF_8));
         assertThat(out.droppedBytes()).isEqualTo(6);
+        assertThat(out.totalBytes()).isEqualTo(10);
         assertThat(out.truncated()).isTrue();
-        assertThat(out.text()).isEqualTo("abcd\n" + BoundedOutput.marker(6));
-        assertThat(BoundedOutput.marker(6)).isEqualTo("[output truncated: 6 bytes dropped]");
+        assertThat(out.text()).isEqualTo("ab\n" + BoundedOutput.middleMarker(6) + "\nij");
+        assertThat(BoundedOutput.middleMarker(6))
+                .isEqualTo("[output truncated: 6 bytes dropped here; the end of the output follows]");
+    }
+
+    @Test
+    void should_end_with_the_marker_when_the_cap_leaves_no_room_for_an_end() {
+        BoundedOutput out = new BoundedOutput(1);
+        write(out, "abc");
+
+        assertThat(out.text()).isEqualTo("a\n" + BoundedOutput.marker(2));
+        assertThat(BoundedOutput.marker(2)).isEqualTo("[output truncated: 2 bytes dropped]");
     }
 
     @Test
     void should_not_add_blank_line_before_marker_when_kept_text_ends_with_newline() {
-        BoundedOutput out = new BoundedOutput(3);
-        write(out, "ab\ncd");
+        BoundedOutput out = new BoundedOutput(6);
+        write(out, "ab\ncdefgh");
 
-        assertThat(out.text()).isEqualTo("ab\n[output truncated: 2 bytes dropped]");
+        assertThat(out.text()).isEqualTo("ab\n" + BoundedOutput.middleMarker(3) + "\nfgh");
     }
 
     @Test
@@ -62,18 +76,73 @@ class BoundedOutputTest {
         byte[] b = "xxABCDxx".getBytes(StandardCharsets.UTF_8);
         out.write(b, 2, 4);
 
-        assertThat(out.bytes()).isEqualTo("ABC".getBytes(StandardCharsets.UTF_8));
+        assertThat(out.bytes()).isEqualTo("ABD".getBytes(StandardCharsets.UTF_8));
         assertThat(out.droppedBytes()).isEqualTo(1);
     }
 
     @Test
-    void should_not_end_text_with_broken_character_when_cap_splits_utf8() {
-        BoundedOutput out = new BoundedOutput(4);
-        // "aé€": a (1 byte), é (2 bytes), € (3 bytes); the cap cuts € after its first byte.
-        write(out, "aé€");
+    void should_not_show_broken_characters_when_the_cut_splits_utf8() {
+        BoundedOutput out = new BoundedOutput(8);
+        // "aé€€€" is 12 bytes: the head (4 bytes) ends inside the first €, the end (4 bytes) starts inside the second.
+        write(out, "aé€€€");
 
-        assertThat(out.bytes()).hasSize(4);
-        assertThat(out.text()).isEqualTo("aé\n" + BoundedOutput.marker(3)).doesNotContain("\uFFFD");
+        assertThat(out.bytes()).hasSize(8);
+        assertThat(out.text()).isEqualTo("aé\n" + BoundedOutput.middleMarker(6) + "\n€").doesNotContain("\uFFFD");
+    }
+
+    @Test
+    void should_keep_the_real_last_line_and_stay_bounded_when_a_program_prints_3_mib() {
+        int cap = 1 << 20;
+        BoundedOutput out = new BoundedOutput(cap);
+        byte[] line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n".getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < 3 * (1 << 20) / line.length; i++) {
+            out.write(line, 0, line.length);
+        }
+        write(out, "FINAL: 3 passed, 0 failed\n");
+
+        String text = out.text();
+        assertThat(text).startsWith(new String(line, StandardCharsets.UTF_8)).endsWith("FINAL: 3 passed, 0 failed\n")
+                .contains("[output truncated: ");
+        assertThat(out.bufferBytes()).isLessThanOrEqualTo(cap);
+        assertThat(out.bytes()).hasSize(cap);
+    }
+
+    @Test
+    void should_keep_exactly_the_first_and_last_bytes_when_chunks_of_any_size_are_written() {
+        Random random = new Random(42);
+        for (int round = 0; round < 200; round++) {
+            int cap = 1 + random.nextInt(64);
+            BoundedOutput out = new BoundedOutput(cap);
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            int chunks = random.nextInt(20);
+            for (int c = 0; c < chunks; c++) {
+                byte[] chunk = new byte[random.nextInt(3 * cap)];
+                random.nextBytes(chunk);
+                out.write(chunk, 0, chunk.length);
+                all.write(chunk, 0, chunk.length);
+            }
+            byte[] whole = all.toByteArray();
+            int headCap = cap - cap / 2;
+            byte[] expected = whole.length <= cap ? whole : concat(Arrays.copyOf(whole, headCap),
+                    Arrays.copyOfRange(whole, whole.length - cap / 2, whole.length));
+
+            assertThat(out.bytes()).as("round %d", round).isEqualTo(expected);
+            assertThat(out.droppedBytes()).isEqualTo(Math.max(0, whole.length - cap));
+        }
+    }
+
+    @Test
+    void should_give_the_whole_stream_to_the_overflow_once_it_outgrows_the_cap() {
+        ByteArrayOutputStream saved = new ByteArrayOutputStream();
+        BoundedOutput out = new BoundedOutput(8, saved::write);
+        write(out, "abcde");
+        write(out, "fgh");
+        assertThat(saved.size()).as("nothing is given while the stream fits").isZero();
+
+        write(out, "ijklmnopqrstuvwxyz");
+        write(out, "!");
+
+        assertThat(saved.toString(StandardCharsets.UTF_8)).isEqualTo("abcdefghijklmnopqrstuvwxyz!");
     }
 
     @Test
@@ -118,5 +187,11 @@ class BoundedOutputTest {
     private static void write(BoundedOutput out, String s) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
         out.write(b, 0, b.length);
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }

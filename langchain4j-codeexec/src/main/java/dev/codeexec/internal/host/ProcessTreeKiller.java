@@ -56,8 +56,10 @@ public final class ProcessTreeKiller {
         List<String> argv = new ArrayList<>(List.of("/bin/kill", "-INT"));
         targets.forEach(t -> argv.add(Long.toString(t.pid())));
         try {
-            new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .start().waitFor();
+            ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            pb.environment().clear(); // an absolute path: kill(1) needs nothing of the JVM's environment
+            pb.start().waitFor();
         } catch (IOException e) {
             // No kill(1): the signal is not sent; the caller's kill after the grace still ends the tree.
         } catch (InterruptedException e) {
