@@ -133,7 +133,9 @@ class SandboxContainmentIT extends AbstractSandboxIT {
         assertThat(r.exitCode() == 137 || r.timedOut()).as("exit %s, timed out %s", r.exitCode(), r.timedOut())
                 .isTrue();
         // Positive control: real work fits in the default bound.
-        RunResult fine = python(engine, ws, "b = b'\\xff' * (512 << 20); print('ok', len(b) >> 20)");
+        RunResult fine = engine.runner().runProgram(ws, RunProgramSpec.builder(SandboxTesting.PYTHON).args("-c",
+                "b = b'\\xff' * (512 << 20); print('ok', len(b) >> 20)").cwd("work")
+                .timeout(Duration.ofSeconds(BOUND_SECONDS)).build());
         assertThat(fine.stdout()).isEqualTo("ok 512\n");
     }
 
