@@ -32,15 +32,27 @@ final class SandboxRun extends PreparedRun {
     private final Path workspace;
     /** The run's layout, whose placeholders are removed after the run; null when nothing was mounted. */
     private final SandboxLayout.Plan plan;
+    /** The run's folder under runs/: its launch carries no environment to read RUN_DIR from (see runFolder()). */
+    private final String runFolder;
 
     SandboxRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, Path runDir,
-               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan) {
+               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder) {
         super(channel, launch);
+        this.runFolder = runFolder;
         this.group = group;
         this.runDir = runDir;
         this.viaBwrap = viaBwrap;
         this.workspace = workspace;
         this.plan = plan;
+    }
+
+    /**
+     * The run's folder under {@code runs/}, from the plan: under bubblewrap the launch's own environment is empty (the
+     * program's travels as {@code --setenv}), so the default, which reads {@code RUN_DIR} from it, would find none.
+     */
+    @Override
+    public String runFolder() {
+        return runFolder;
     }
 
     /**

@@ -12,6 +12,7 @@ import dev.codeexec.spi.CommandLookup;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.PathResolver;
+import dev.codeexec.workspace.RunHistory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -143,7 +144,7 @@ final class SandboxRunPlanner {
             ProgramLaunch launch = new ProgramLaunch(argv, launchEnv, cwd.toString(), spec.stdin(), spec.timeout(),
                     outputCap, spec.outputListener());
             return new SandboxRun(viaBwrap ? wrappedChannel : directChannel, launch, group, privateDir, viaBwrap,
-                    root, plan);
+                    root, plan, RunHistory.folderName(place.runDir()));
         } catch (RuntimeException e) {
             SandboxRun.release(group, plan, privateDir);
             throw e;

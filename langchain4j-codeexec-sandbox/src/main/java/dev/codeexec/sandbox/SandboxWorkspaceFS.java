@@ -14,6 +14,7 @@ import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.workspace.EngineFileImport;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.PathResolver;
 import java.nio.file.Files;
@@ -37,7 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *       {@link #putFiles} stays trusted.</li>
  * </ul>
  */
-final class SandboxWorkspaceFS implements WorkspaceFS {
+final class SandboxWorkspaceFS implements WorkspaceFS, EngineFileImport {
 
     private final WorkspaceGates gates;
     private final HostWorkspaceFS delegate;
@@ -94,6 +95,15 @@ final class SandboxWorkspaceFS implements WorkspaceFS {
                 claim(root, rel, false);
                 record(ws, rel, root, false);
             }
+        });
+    }
+
+    /** The engine's own file (a run's whole output), given to the sandbox user like the application's files. */
+    @Override
+    public void importEngineFile(Workspace ws, Path hostFile, String to) {
+        gates.exclusiveRun(ws, () -> {
+            delegate.importEngineFile(ws, hostFile, to);
+            claim(delegate.resolver(ws).root(), PathResolver.normalize(to), false);
         });
     }
 
