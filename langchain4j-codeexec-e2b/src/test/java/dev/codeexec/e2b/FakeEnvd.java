@@ -245,10 +245,7 @@ final class FakeEnvd {
         proc.path("args").forEach(a -> argv.add(a.asText()));
         ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
         pb.environment().clear();
-        pb.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
-        pb.environment().put("HOME", home(user));
-        pb.environment().put("USER", user);
-        pb.environment().put("LOGNAME", user);
+        pb.environment().putAll(sandbox.baseEnvironment(user));
         proc.path("envs").properties().forEach(e -> pb.environment().put(e.getKey(), e.getValue().asText()));
         boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean();
         if (!stdin) {
