@@ -100,8 +100,8 @@ class E2bWireTest {
                 Wire.end("{}")))));
         server.stubFor(post("/filesystem.Filesystem/ListDir").willReturn(WireStubs.json(200, "{\"entries\":["
                 + WireStubs.entryJson(WireStubs.ROOT + "/out/result.csv", "FILE_TYPE_FILE", 2, 0644) + "]}")));
-        server.stubFor(get(urlPathEqualTo("/files")).willReturn(aResponse().withStatus(200)
-                .withHeader("Content-Type", "text/csv").withBody("r\n")));
+        server.stubFor(WireStubs.start("codeexec-file").willReturn(WireStubs.stream(Wire.helper(413,
+                "codeexec-file 2\nr\n", 0))));
         engine = stubs.engine().build();
 
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
@@ -149,12 +149,16 @@ class E2bWireTest {
         assertThat(upload).contains("name=\"file\"; filename=\"/home/user/workspaces/.codeexec/")
                 .contains("a,b\n").contains("0644 0 /home/user/workspaces/ws1/work/data.csv\n");
         assertThat(starts("codeexec-isdir")).hasSize(1);
-        // The listing and the download.
+        // The listing and the read: a program that checks the path and reads the file in one step, as the user.
         server.verify(postRequestedFor(urlEqualTo("/filesystem.Filesystem/ListDir"))
                 .withRequestBody(equalToJson("{\"path\":\"" + WireStubs.ROOT + "/out\",\"depth\":65536}")));
-        server.verify(getRequestedFor(urlPathEqualTo("/files"))
-                .withQueryParam("path", equalTo(WireStubs.ROOT + "/out/result.csv"))
-                .withQueryParam("username", equalTo("user")));
+        LoggedRequest read = starts("codeexec-file").get(0);
+        assertThat(starts("codeexec-file")).hasSize(1);
+        List<String> readArgs = StreamSupport.stream(envelopeJson(read).at("/process/args").spliterator(), false)
+                .map(JsonNode::asText).toList();
+        assertThat(readArgs).endsWith("sh", WireStubs.ROOT, "out/result.csv", "0", "-");
+        assertThat(read.getHeader("Authorization")).isEqualTo("Basic dXNlcjo="); // user: the workspace user
+        server.verify(0, getRequestedFor(urlPathEqualTo("/files")));
         server.verify(1, deleteRequestedFor(urlEqualTo("/sandboxes/" + WireStubs.ID)));
         server.verify(1, postRequestedFor(urlEqualTo("/sandboxes"))
                 .withRequestBody(matchingJsonPath("$.allow_internet_access", equalTo("false")))
@@ -337,12 +341,12 @@ class E2bWireTest {
     }
 
     @Test
-    void should_read_a_window_with_a_range_request() {
+    void should_read_a_window_through_the_read_program() {
         stubs.sandbox();
         stubs.dir("work");
         stubs.file("work/a.txt", 10);
-        server.stubFor(get(urlPathEqualTo("/files")).withHeader("Range", equalTo("bytes=2-4"))
-                .willReturn(aResponse().withStatus(206).withHeader("Content-Range", "bytes 2-4/10").withBody("234")));
+        server.stubFor(WireStubs.start("codeexec-file").willReturn(WireStubs.stream(Wire.helper(414,
+                "codeexec-file 10\n234", 0))));
         engine = stubs.engine().build();
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
 
@@ -351,7 +355,8 @@ class E2bWireTest {
         assertThat(w.contentAsString()).isEqualTo("234");
         assertThat(w.sizeBytes()).isEqualTo(10);
         assertThat(w.truncated()).isTrue();
-        assertThat(new String(server.findAll(getRequestedFor(urlPathEqualTo("/files"))).get(0).getBody(),
-                StandardCharsets.UTF_8)).isEmpty();
+        List<String> args = StreamSupport.stream(envelopeJson(starts("codeexec-file").get(0)).at("/process/args")
+                .spliterator(), false).map(JsonNode::asText).toList();
+        assertThat(args).endsWith("sh", WireStubs.ROOT, "work/a.txt", "2", "3");
     }
 }
