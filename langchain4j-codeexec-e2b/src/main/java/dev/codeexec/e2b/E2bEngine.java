@@ -16,9 +16,11 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
@@ -276,10 +278,16 @@ public final class E2bEngine extends AbstractEngine {
             @Override
             public RunResult check(RunResult result) {
                 RuntimeException failure = channel.failure();
-                if (failure != null) {
-                    throw failure;
+                if (failure == null) {
+                    return result;
                 }
-                return result;
+                if (failure instanceof WorkspaceGoneException) {
+                    throw failure; // the sandbox died under the run: its files are gone too
+                }
+                // The start event came, so the program ran, for all anyone knows: never "try again later".
+                throw new RunOutcomeUnknownException("'" + spec.cmd() + "' started in sandbox " + sb.id()
+                        + ", then its stream from E2B failed (" + failure.getMessage() + "); it was killed if it "
+                        + "still ran, and whether it finished or what it changed is unknown", result, failure);
             }
 
             @Override

@@ -22,6 +22,7 @@ import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
@@ -219,27 +220,78 @@ class E2bWireTest {
 
         Throwable t = catchThrowable(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()));
 
-        assertThat(t).isExactlyInstanceOf(E2bApiException.class).hasMessageContaining("internal");
-        assertThat(((E2bApiException) t).errorCode()).isEqualTo("internal");
-        assertThat(((E2bApiException) t).httpStatus()).isEqualTo(200);
+        // The program had started: its outcome is unknown, not "nothing ran".
+        assertThat(t).isExactlyInstanceOf(RunOutcomeUnknownException.class).hasMessageContaining("internal");
+        assertThat(((RunOutcomeUnknownException) t).partialResult().stdout()).isEqualTo("partial\n");
+        assertThat(t.getCause()).isExactlyInstanceOf(E2bApiException.class);
+        assertThat(((E2bApiException) t.getCause()).errorCode()).isEqualTo("internal");
+        assertThat(((E2bApiException) t.getCause()).httpStatus()).isEqualTo(200);
         server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal"))
                 .withRequestBody(matchingJsonPath("$.signal", equalTo("SIGNAL_SIGKILL"))));
     }
 
     @Test
-    void should_report_a_stream_cut_short_as_a_protocol_error_and_kill_the_program() {
+    void should_report_an_unknown_outcome_with_the_output_so_far_when_the_stream_is_cut_after_data_frames() {
         stubs.sandbox();
         stubs.signals();
         server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(Wire.concat(Wire.start(5),
-                Wire.stdout("partial\n")))));
+                Wire.stdout("1 "), Wire.stdout("2 "), Wire.stderr("warn\n"), Wire.stdout("3 4\n")))));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        Throwable t = catchThrowable(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("seq").build()));
+
+        assertThat(t).isExactlyInstanceOf(RunOutcomeUnknownException.class).hasMessageContaining("started")
+                .hasMessageContaining("unknown").isNotInstanceOf(BackendUnavailableException.class);
+        assertThat(t.getCause()).isInstanceOf(E2bProtocolException.class).hasMessageContaining("end-of-stream");
+        RunResult partial = ((RunOutcomeUnknownException) t).partialResult();
+        assertThat(partial.stdout()).isEqualTo("1 2 3 4\n");
+        assertThat(partial.stderr()).startsWith("warn\n");
+        assertThat(partial.exitCode()).isEqualTo(-1);
+        server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
+    }
+
+    @Test
+    void should_return_the_result_when_the_same_stream_reaches_its_end() {
+        stubs.sandbox();
+        server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(Wire.concat(Wire.start(5),
+                Wire.stdout("1 "), Wire.stdout("2 "), Wire.stderr("warn\n"), Wire.stdout("3 4\n"), Wire.exit(0),
+                Wire.end("{}")))));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("seq").build());
+
+        assertThat(r.stdout()).isEqualTo("1 2 3 4\n");
+        assertThat(r.stderr()).isEqualTo("warn\n");
+        assertThat(r.exitCode()).isZero();
+        server.verify(0, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
+    }
+
+    @Test
+    void should_keep_the_result_when_the_stream_breaks_after_the_end_event() {
+        stubs.sandbox();
+        server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(Wire.concat(Wire.start(5),
+                Wire.stdout("done\n"), Wire.exit(3)))));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("true").build());
+
+        assertThat(r.stdout()).isEqualTo("done\n");
+        assertThat(r.exitCode()).isEqualTo(3);
+    }
+
+    @Test
+    void should_say_backend_unavailable_when_the_stream_breaks_before_the_program_started() {
+        stubs.sandbox();
+        server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(new byte[0])));
         engine = stubs.engine().build();
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
 
         assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
-                .isInstanceOf(E2bProtocolException.class).hasMessageContaining("end-of-stream");
-        server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
-        // Still usable: the sandbox exists.
-        assertThat(engine.manager()).isNotNull();
+                .isInstanceOf(BackendUnavailableException.class)
+                .isNotInstanceOf(RunOutcomeUnknownException.class);
     }
 
     @Test
@@ -253,6 +305,7 @@ class E2bWireTest {
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
 
         assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
+                .isInstanceOf(RunOutcomeUnknownException.class).cause()
                 .isInstanceOf(E2bProtocolException.class).hasMessageContaining("more than");
         server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
     }
