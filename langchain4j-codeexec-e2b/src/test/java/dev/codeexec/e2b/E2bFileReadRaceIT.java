@@ -27,10 +27,10 @@ import org.junit.jupiter.api.Test;
 class E2bFileReadRaceIT {
 
     /**
-     * Reads per case: 500 (1,000 in all) in the suite; {@code -Dcodeexec.e2b.raceReads=1500} gives the 3,000 reads the
+     * Reads per case: 300 (600 in all) in the suite; {@code -Dcodeexec.e2b.raceReads=1500} gives the 3,000 reads the
      * figures in docs/e2b.md come from.
      */
-    private static final int READS = Integer.getInteger("codeexec.e2b.raceReads", 500);
+    private static final int READS = Integer.getInteger("codeexec.e2b.raceReads", 300);
     private static final String MINE = "the workspace's own bytes";
     private static final String SECRET = "a file outside the workspace";
 
