@@ -259,7 +259,7 @@ public final class E2bEngine extends AbstractEngine {
             cwd = slot.root + "/" + resolved;
         }
         String runDir = WorkspaceLayout.newRunDir();
-        Map<String, String> env = environment().forRun(spec, RunEnvironment.runtimeVariables(slot.root, runDir, true));
+        Map<String, String> env = environmentFor(slot, spec, runDir);
         Sandbox sb = slot.sandbox;
         List<String> argv = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--kill-child", "--",
                 "setpriv", "--reuid=" + sb.uid(), "--regid=" + sb.gid(), "--init-groups", "--",
@@ -296,6 +296,16 @@ public final class E2bEngine extends AbstractEngine {
                 sb.runEnded();
             }
         };
+    }
+
+    /**
+     * The one place the environment of everything this engine starts comes from — runs, sessions and python cells:
+     * the engine's environment policy over its host environment, the run's own variables, then the workspace's
+     * runtime variables. Runs and sessions get exactly it ({@code env -i}); cells get it on top of the interpreter's
+     * own environment (the template's and the sandbox's {@code envVars}, which the engine does not control).
+     */
+    private Map<String, String> environmentFor(E2bWorkspaces.Slot slot, RunProgramSpec spec, String runDir) {
+        return environment().forRun(spec, RunEnvironment.runtimeVariables(slot.root, runDir, true));
     }
 
     /** {@code prlimit} for CPU seconds, open files and file size (bytes), soft and hard; empty without limits. */
@@ -387,8 +397,8 @@ public final class E2bEngine extends AbstractEngine {
 
     private CellOutcome cell(Workspace ws, E2bWorkspaces.Slot slot, String code, Duration timeout, int cap) {
         CodeInterpreter ci = slot.sandbox.interpreter();
-        Map<String, String> env = environment().forRun(RunProgramSpec.builder("python3").build(),
-                RunEnvironment.runtimeVariables(slot.root, WorkspaceLayout.newRunDir(), true));
+        Map<String, String> env = environmentFor(slot, RunProgramSpec.builder("python3").build(),
+                WorkspaceLayout.newRunDir());
         InterpreterCell cell = new InterpreterCell(cap, displayNames(ws, slot));
         CodeInterpreter.End end;
         try {
