@@ -16,9 +16,11 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
+import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
@@ -257,7 +259,7 @@ public final class E2bEngine extends AbstractEngine {
             cwd = slot.root + "/" + resolved;
         }
         String runDir = WorkspaceLayout.newRunDir();
-        Map<String, String> env = environment().forRun(spec, RunEnvironment.runtimeVariables(slot.root, runDir, true));
+        Map<String, String> env = environmentFor(slot, spec, runDir);
         Sandbox sb = slot.sandbox;
         List<String> argv = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--kill-child", "--",
                 "setpriv", "--reuid=" + sb.uid(), "--regid=" + sb.gid(), "--init-groups", "--",
@@ -276,10 +278,16 @@ public final class E2bEngine extends AbstractEngine {
             @Override
             public RunResult check(RunResult result) {
                 RuntimeException failure = channel.failure();
-                if (failure != null) {
-                    throw failure;
+                if (failure == null) {
+                    return result;
                 }
-                return result;
+                if (failure instanceof WorkspaceGoneException) {
+                    throw failure; // the sandbox died under the run: its files are gone too
+                }
+                // The start event came, so the program ran, for all anyone knows: never "try again later".
+                throw new RunOutcomeUnknownException("'" + spec.cmd() + "' started in sandbox " + sb.id()
+                        + ", then its stream from E2B failed (" + failure.getMessage() + "); it was killed if it "
+                        + "still ran, and whether it finished or what it changed is unknown", result, failure);
             }
 
             @Override
@@ -288,6 +296,16 @@ public final class E2bEngine extends AbstractEngine {
                 sb.runEnded();
             }
         };
+    }
+
+    /**
+     * The one place the environment of everything this engine starts comes from — runs, sessions and python cells:
+     * the engine's environment policy over its host environment, the run's own variables, then the workspace's
+     * runtime variables. Runs and sessions get exactly it ({@code env -i}); cells get it on top of the interpreter's
+     * own environment (the template's and the sandbox's {@code envVars}, which the engine does not control).
+     */
+    private Map<String, String> environmentFor(E2bWorkspaces.Slot slot, RunProgramSpec spec, String runDir) {
+        return environment().forRun(spec, RunEnvironment.runtimeVariables(slot.root, runDir, true));
     }
 
     /** {@code prlimit} for CPU seconds, open files and file size (bytes), soft and hard; empty without limits. */
@@ -379,8 +397,8 @@ public final class E2bEngine extends AbstractEngine {
 
     private CellOutcome cell(Workspace ws, E2bWorkspaces.Slot slot, String code, Duration timeout, int cap) {
         CodeInterpreter ci = slot.sandbox.interpreter();
-        Map<String, String> env = environment().forRun(RunProgramSpec.builder("python3").build(),
-                RunEnvironment.runtimeVariables(slot.root, WorkspaceLayout.newRunDir(), true));
+        Map<String, String> env = environmentFor(slot, RunProgramSpec.builder("python3").build(),
+                WorkspaceLayout.newRunDir());
         InterpreterCell cell = new InterpreterCell(cap, displayNames(ws, slot));
         CodeInterpreter.End end;
         try {

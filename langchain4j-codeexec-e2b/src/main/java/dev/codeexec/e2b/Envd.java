@@ -10,12 +10,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.OptionalLong;
 import java.util.function.Supplier;
 
 /**
  * The envd data plane of one sandbox: Connect unary and server-streaming calls with the JSON codec
- * ({@code POST /<package>.<Service>/<Method>}), and the file routes ({@code GET}/{@code POST /files}). Every request
+ * ({@code POST /<package>.<Service>/<Method>}), and the upload route ({@code POST /files}; reads never use
+ * {@code GET /files}, which follows links: see {@link SandboxRead}). Every request
  * names the sandbox and port by header, carries the access token, and acts as a Linux user ({@code Authorization:
  * Basic base64("<user>:")}, or {@code username=} on the file routes).
  */
@@ -126,63 +126,6 @@ final class Envd {
         if (a.status() != 200 && a.status() != 204) {
             throw E2bErrors.sandbox(a, what, sandboxId());
         }
-    }
-
-    /** A file being downloaded: its bytes, the file's size, and whether the body is the window asked for. */
-    record Download(InputStream body, long fileSize, long firstByte) implements AutoCloseable {
-        @Override
-        public void close() {
-            closeQuietly(body);
-        }
-    }
-
-    /**
-     * Downloads a file ({@code GET /files}), a window of it when {@code length} is set ({@code Range}: envd serves it
-     * with {@code http.ServeContent}). envd follows a link at the path: callers check the path first.
-     *
-     * @return the download; for a window at or past the end, an empty body
-     * @throws E2bApiException with code {@code not_found} when nothing is there, {@code invalid_argument} for a
-     *                         directory
-     */
-    Download download(String path, String user, long offset, OptionalLong length, String what) {
-        HttpRequest.Builder b = address.headers(http.request(address.envd("/files?path=" + enc(path) + "&username="
-                + enc(user))), SandboxAddress.ENVD_PORT).GET();
-        if (length.isPresent()) {
-            b.header("Range", "bytes=" + offset + "-" + (offset + Math.max(1, length.getAsLong()) - 1));
-        }
-        HttpRequest req = b.build();
-        HttpResponse<InputStream> r = http.open(req, what);
-        int s = r.statusCode();
-        if (s == 200) {
-            long size = r.headers().firstValueAsLong("Content-Length").orElse(-1);
-            return new Download(r.body(), size, 0);
-        }
-        if (s == 206) {
-            String range = r.headers().firstValue("Content-Range").orElse("");
-            // bytes <first>-<last>/<size>
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+)").matcher(range);
-            if (!m.matches()) {
-                closeQuietly(r.body());
-                throw new E2bProtocolException("a partial answer to '" + what + "' without a valid Content-Range ('"
-                        + range + "')", s, null);
-            }
-            return new Download(r.body(), Long.parseLong(m.group(3)), Long.parseLong(m.group(1)));
-        }
-        byte[] body;
-        try (InputStream in = r.body()) {
-            body = in.readNBytes(Bounded.ERROR_BYTES);
-        } catch (IOException e) {
-            body = new byte[0];
-        }
-        if (s == 416) {
-            // A window at or past the end: "bytes */<size>".
-            String range = r.headers().firstValue("Content-Range").orElse("");
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes \\*/(\\d+)").matcher(range);
-            if (m.matches()) {
-                return new Download(InputStream.nullInputStream(), Long.parseLong(m.group(1)), offset);
-            }
-        }
-        throw E2bErrors.sandbox(new E2bHttp.Answer(s, r.headers(), body, 1), what, sandboxId());
     }
 
     static String enc(String s) {

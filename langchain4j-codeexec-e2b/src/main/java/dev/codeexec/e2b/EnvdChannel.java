@@ -36,9 +36,12 @@ import org.slf4j.LoggerFactory;
  *       {@code setsid} included. Closing the stream alone would leave the program running (envd keeps it).</li>
  *   <li>Signals: SendSignal would reach {@code unshare}, not the program, and knows only TERM and KILL; a helper
  *       sends the signal to the namespace's PID 1, which forwards it to the program.</li>
- *   <li>Failures after the start (the stream broke, a malformed envelope, an error in the end-of-stream envelope, the
- *       sandbox gone) kill the program first, end the run with status -1 and a line on stderr, and are kept for
- *       {@link #failure()}, which the engine turns into a typed exception for runs.</li>
+ *   <li>Failures after the start event and before the end event (the stream broke, a malformed envelope, an error in
+ *       the end-of-stream envelope, the sandbox gone) kill the program first, end the run with status -1 and a line on
+ *       stderr, and are kept for {@link #failure()}, which the engine turns into
+ *       {@link dev.codeexec.engine.RunOutcomeUnknownException} for runs (the program ran, for all anyone knows),
+ *       or {@link E2bSandboxGoneException}. Failures before the start event are thrown by {@link #start} (nothing
+ *       ran); a stream that breaks after the end event loses nothing.</li>
  * </ul>
  *
  * <p>Thread roles: the reader thread ({@code codeexec-e2b-process-N}) only decodes and pushes into the sink; stdin
@@ -189,7 +192,10 @@ final class EnvdChannel implements ProcessChannel {
                             + "' ended without the program's end event", 200, "truncated"));
                 }
             } catch (IOException e) {
-                if (!killed.get()) {
+                if (exit.isDone()) {
+                    // The end event came: the outcome is known, only the stream's tail was lost.
+                    LOG.debug("the stream of a program that ended broke afterwards", e);
+                } else if (!killed.get()) {
                     E2bSandboxGoneException g = sandbox.checkGone(what);
                     fail(g != null ? g : new E2bProtocolException("sandbox " + sandbox.id() + ": the output stream of '"
                             + what + "' " + (stream.stalled() ? "stayed silent past its keepalive interval"

@@ -43,15 +43,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The file primitives of one workspace in a sandbox, over envd: metadata from {@code filesystem.Filesystem/Stat} (an
  * {@code lstat}; a link is the entry whose {@code symlinkTarget} is set, fully resolved by envd), trees from one
  * {@code ListDir}, directories from {@code MakeDir}, deletes from {@code Remove} (which never follows links), contents
- * from {@code GET /files} (with {@code Range} for a window), and writes and imports as one multipart upload into the
- * engine's root-only staging directory plus one helper that gives the files their owner, mode and time and renames
- * them into place ({@link SandboxScripts#FINISH_WRITES}, {@link SandboxScripts#FINISH_IMPORT}).
+ * from a program in the sandbox that checks the path and reads the file in one step ({@link SandboxRead}), and writes
+ * and imports as one multipart upload into the engine's root-only staging directory plus one helper that gives the
+ * files their owner, mode and time and renames them into place ({@link SandboxScripts#FINISH_WRITES},
+ * {@link SandboxScripts#FINISH_IMPORT}).
  *
  * <p>Links are resolved here, one component at a time, from what Stat reports: a link whose target leaves the
  * workspace or does not resolve is refused. envd's own file calls follow links, so every call names a path checked
- * this way. What remains: between a check and envd's call a program of the same sandbox could swap a directory for a
- * link. That reaches files of the same sandbox only (its own VM), never this host; in a shared sandbox it can reach
- * other workspaces of that sandbox, which its programs can reach anyway.
+ * this way. Reads never rely on that check: a link swapped in between a check and envd's {@code GET /files} would
+ * redirect it, so contents come from {@link SandboxRead}, where a swap can only make the read refuse. What remains for
+ * metadata and directory calls: between a check and envd's call a program of the same sandbox could swap a directory
+ * for a link, which makes a Stat or a listing describe (never return the contents of) another directory of the same
+ * VM, and a write could be renamed into another directory of the same VM (never this host).
  *
  * <p>Messages name workspace-relative paths only. An instance belongs to one operation of the core: it remembers
  * which directories it found to be real directories, and forgets them when it deletes or imports.
@@ -427,34 +430,15 @@ final class EnvdFiles implements WorkspaceFiles {
 
     // ------------------------------------------------------------------ read and export
 
-    /** Resolves a path to an existing regular file, following links inside the workspace. */
-    private Map.Entry<String, Entry> regularFile(String path) {
-        String r = resolve(path);
-        if (!isDir(parentOf(r))) {
-            throw new InvalidSpecException("'" + path + "' does not exist");
+    /**
+     * A read in the sandbox ({@link SandboxRead}): the path's check and the read are one program there, so a link
+     * swapped in meanwhile makes the read refuse, never return what the link points to.
+     */
+    private SandboxRead open(String path, long offset, OptionalLong length) {
+        if (path.equals(".")) {
+            throw new InvalidSpecException("'.' is not a regular file");
         }
-        Optional<Entry> s = lstat(r);
-        if (s.isEmpty()) {
-            throw new InvalidSpecException("'" + path + "' does not exist");
-        }
-        if (s.get().own() != EntryType.FILE) {
-            throw new InvalidSpecException("'" + path + "' is not a regular file");
-        }
-        return Map.entry(r, s.get());
-    }
-
-    private Envd.Download download(String rel, String path, long offset, OptionalLong length) {
-        try {
-            return sandbox.envd.download(abs(rel), user, offset, length, "read '" + path + "'");
-        } catch (RuntimeException e) {
-            if (code(e, "not_found")) {
-                throw new InvalidSpecException("'" + path + "' does not exist");
-            }
-            if (code(e, "invalid_argument")) {
-                throw new InvalidSpecException("'" + path + "' is not a regular file");
-            }
-            throw failed(e, "read '" + path + "'");
-        }
+        return SandboxRead.open(sandbox, user, root, path, path, offset, length);
     }
 
     @Override
@@ -464,20 +448,16 @@ final class EnvdFiles implements WorkspaceFiles {
             throw new InvalidSpecException("offset (" + offset + ") and maxBytes (" + maxBytes
                     + ") must not be negative");
         }
-        Map.Entry<String, Entry> f = regularFile(path);
-        if (maxBytes == 0) {
-            return new FileWindow(new byte[0], f.getValue().size());
-        }
-        try (Envd.Download d = download(f.getKey(), path, offset, OptionalLong.of(maxBytes))) {
-            InputStream in = d.body();
-            if (d.firstByte() < offset) {
-                in.skipNBytes(offset - d.firstByte()); // a server that ignored the range
-            }
-            byte[] bytes = in.readNBytes(maxBytes);
-            long size = d.fileSize() >= 0 ? d.fileSize() : offset + bytes.length;
-            return new FileWindow(bytes, size);
+        try (SandboxRead r = open(path, offset, OptionalLong.of(maxBytes))) {
+            byte[] bytes = r.body().readNBytes(maxBytes);
+            drainSmall(r.body()); // the end of the stream, so that the connection can be used again
+            return new FileWindow(bytes, r.size());
         } catch (IOException e) {
-            throw new CodeExecException("'" + path + "' could not be read (the download broke off)", e);
+            E2bSandboxGoneException g = sandbox.checkGone("read '" + path + "'");
+            if (g != null) {
+                throw g;
+            }
+            throw new CodeExecException("'" + path + "' could not be read (the read broke off)", e);
         }
     }
 
@@ -487,23 +467,21 @@ final class EnvdFiles implements WorkspaceFiles {
             check(p);
         }
         for (String path : paths) {
-            Map.Entry<String, Entry> f = regularFile(path);
             boolean goOn;
-            try (Envd.Download d = download(f.getKey(), path, 0, OptionalLong.empty())) {
-                long size = d.fileSize() >= 0 ? d.fileSize() : f.getValue().size();
-                InputStream lent = new FilterInputStream(d.body()) {
+            try (SandboxRead r = open(path, 0, OptionalLong.empty())) {
+                InputStream lent = new FilterInputStream(r.body()) {
                     @Override
                     public void close() {
-                        // The provider closes the download.
+                        // The provider closes the read.
                     }
                 };
                 try {
-                    goOn = visitor.file(path, size, lent);
+                    goOn = visitor.file(path, r.size(), lent);
                 } catch (IOException x) {
                     throw new InvalidSpecException("'" + path + "' could not be read", x);
                 }
                 // What the visitor left, when little, is read so that the connection can be used again.
-                drainSmall(d.body());
+                drainSmall(r.body());
             }
             if (!goOn) {
                 return;

@@ -118,6 +118,46 @@ final class SandboxScripts {
             + "rm -rf -- \"$dest\" && mv -f -T -- \"$tree\" \"$dest\" || fail replace\n";
 
     /**
+     * Reads a workspace file as the workspace user, checking and reading in one step, so that a link swapped in
+     * meanwhile can never redirect the read: it walks {@code rel} from {@code root} one component at a time without
+     * following links, resolving each link itself ({@code realpath -e}) and refusing one that leaves the workspace;
+     * opens the file it found; then checks that the file it opened is that file ({@code /proc/$$/fd/3} names the path
+     * of the opened file, which a link cannot fake: a link swapped in before the open makes it name the link's
+     * target). Only then it prints {@code codeexec-file <size>} (the opened file's size) and the bytes from
+     * {@code offset}, {@code length} of them ({@code -}: to the end). Exit status: 20 a link leads out of the
+     * workspace, 21 a link does not resolve, 22 nothing there, 23 not a regular file, 24 the path changed while it was
+     * being read (nothing was printed), 25 the workspace is gone, 27 not readable. Arguments: root rel offset length.
+     */
+    static final String READ_FILE = ""
+            + "root=$1 rel=$2 off=$3 len=$4\n"
+            + "[ -d \"$root\" ] && [ ! -L \"$root\" ] || exit 25\n"
+            + "cur=$root rest=$rel\n"
+            + "while [ -n \"$rest\" ]; do\n"
+            + "  case $rest in */*) c=${rest%%/*} rest=${rest#*/} ;; *) c=$rest rest= ;; esac\n"
+            + "  next=$cur/$c\n"
+            + "  if [ -L \"$next\" ]; then\n"
+            + "    t=$(realpath -e -- \"$next\" 2>/dev/null && echo x) || exit 21\n"
+            + "    t=${t%?x}\n"
+            + "    case $t in \"$root\"|\"$root\"/*) ;; *) exit 20 ;; esac\n"
+            + "    next=$t\n"
+            + "  elif [ ! -e \"$next\" ]; then\n"
+            + "    exit 22\n"
+            + "  fi\n"
+            + "  cur=$next\n"
+            + "done\n"
+            + "if [ ! -f \"$cur\" ] || [ -L \"$cur\" ]; then [ -e \"$cur\" ] && exit 23; exit 22; fi\n"
+            + "[ -r \"$cur\" ] || exit 27\n"
+            + "command exec 3<\"$cur\" || exit 24\n"
+            + "got=$(readlink -- \"/proc/$$/fd/3\" && echo x) || exit 24\n"
+            + "got=${got%?x}\n"
+            + "[ \"$got\" = \"$cur\" ] || [ \"$got\" = \"$cur (deleted)\" ] || exit 24\n"
+            + "[ -f \"/proc/$$/fd/3\" ] || exit 23\n"
+            + "size=$(stat -L -c %s -- \"/proc/$$/fd/3\") || exit 24\n"
+            + "printf 'codeexec-file %s\\n' \"$size\"\n"
+            + "if [ \"$len\" = - ]; then exec cat <&3; fi\n"
+            + "exec dd bs=64K iflag=skip_bytes,count_bytes skip=\"$off\" count=\"$len\" status=none <&3\n";
+
+    /**
      * A path as the manifests carry it: letters, digits and {@code . _ / -} as they are, every other byte of its UTF-8
      * form as {@code \0ooo}, which {@code printf '%b'} turns back into the byte. So spaces, newlines, quotes and
      * non-ASCII names travel intact through a line-based manifest.

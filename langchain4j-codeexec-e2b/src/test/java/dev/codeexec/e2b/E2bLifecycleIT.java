@@ -150,18 +150,22 @@ class E2bLifecycleIT {
     }
 
     @Test
-    void should_renew_a_busy_sandbox_before_its_timeout() {
-        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(15)).build()) {
+    void should_renew_a_busy_sandbox_before_its_timeout() throws Exception {
+        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(60)).build()) {
             Workspace ws = engine.manager().createWorkspace("long", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
 
-            // Longer than the timeout: the renewer (every 5 s) keeps the busy sandbox alive.
-            RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", "sleep 20; echo done")
-                    .timeout(Duration.ofSeconds(60)).build());
+            // The run lasts until the renewer (every 20 s) has renewed its sandbox: an event, not a fixed sleep, so a
+            // slow machine only makes it longer.
+            CompletableFuture<RunResult> run = CompletableFuture.supplyAsync(() -> engine.runner().runProgram(ws,
+                    RunProgramSpec.builder("sh").args("-c", "while [ ! -e work/renewed ]; do sleep 0.2; done; "
+                            + "echo done").timeout(Duration.ofMinutes(5)).build()));
+            waitFor(() -> fake.requests().stream().anyMatch(q -> q.path().equals("/sandboxes/" + id + "/timeout")));
+            Files.createFile(Path.of(ws.path(), "work", "renewed"));
+            RunResult r = run.get(5, TimeUnit.MINUTES);
 
             assertThat(r.stdout()).isEqualTo("done\n");
             assertThat(fake.live()).contains(id);
-            assertThat(fake.requests()).anyMatch(q -> q.path().equals("/sandboxes/" + id + "/timeout"));
         }
     }
 
@@ -197,10 +201,10 @@ class E2bLifecycleIT {
     }
 
     private static void waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        long end = System.nanoTime() + Duration.ofMinutes(3).toNanos();
         while (!c.getAsBoolean()) {
             if (System.nanoTime() > end) {
-                throw new AssertionError("condition not met within 60 s");
+                throw new AssertionError("condition not met within 3 minutes");
             }
             Thread.sleep(20);
         }

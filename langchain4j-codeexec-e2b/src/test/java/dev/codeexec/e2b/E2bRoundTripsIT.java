@@ -104,6 +104,9 @@ class E2bRoundTripsIT {
             assertThat(one).containsEntry("POST /files", 1).containsEntry("POST /process.Process/Start", 1);
             assertThat(ten).containsEntry("POST /files", 1).containsEntry("POST /process.Process/Start", 1);
             assertThat(total(ten)).as("a batch costs no request per file").isLessThanOrEqualTo(total(one) + 3);
+            // The read: the core's Stat of the file's type, then one stream that checks and reads in the sandbox.
+            assertThat(read).containsEntry("POST /process.Process/Start", 1).doesNotContainKey("GET /files");
+            assertThat(total(read)).isLessThanOrEqualTo(3);
         }
     }
 

@@ -22,6 +22,7 @@ import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
@@ -100,8 +101,8 @@ class E2bWireTest {
                 Wire.end("{}")))));
         server.stubFor(post("/filesystem.Filesystem/ListDir").willReturn(WireStubs.json(200, "{\"entries\":["
                 + WireStubs.entryJson(WireStubs.ROOT + "/out/result.csv", "FILE_TYPE_FILE", 2, 0644) + "]}")));
-        server.stubFor(get(urlPathEqualTo("/files")).willReturn(aResponse().withStatus(200)
-                .withHeader("Content-Type", "text/csv").withBody("r\n")));
+        server.stubFor(WireStubs.start("codeexec-file").willReturn(WireStubs.stream(Wire.helper(413,
+                "codeexec-file 2\nr\n", 0))));
         engine = stubs.engine().build();
 
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
@@ -149,12 +150,16 @@ class E2bWireTest {
         assertThat(upload).contains("name=\"file\"; filename=\"/home/user/workspaces/.codeexec/")
                 .contains("a,b\n").contains("0644 0 /home/user/workspaces/ws1/work/data.csv\n");
         assertThat(starts("codeexec-isdir")).hasSize(1);
-        // The listing and the download.
+        // The listing and the read: a program that checks the path and reads the file in one step, as the user.
         server.verify(postRequestedFor(urlEqualTo("/filesystem.Filesystem/ListDir"))
                 .withRequestBody(equalToJson("{\"path\":\"" + WireStubs.ROOT + "/out\",\"depth\":65536}")));
-        server.verify(getRequestedFor(urlPathEqualTo("/files"))
-                .withQueryParam("path", equalTo(WireStubs.ROOT + "/out/result.csv"))
-                .withQueryParam("username", equalTo("user")));
+        LoggedRequest read = starts("codeexec-file").get(0);
+        assertThat(starts("codeexec-file")).hasSize(1);
+        List<String> readArgs = StreamSupport.stream(envelopeJson(read).at("/process/args").spliterator(), false)
+                .map(JsonNode::asText).toList();
+        assertThat(readArgs).endsWith("sh", WireStubs.ROOT, "out/result.csv", "0", "-");
+        assertThat(read.getHeader("Authorization")).isEqualTo("Basic dXNlcjo="); // user: the workspace user
+        server.verify(0, getRequestedFor(urlPathEqualTo("/files")));
         server.verify(1, deleteRequestedFor(urlEqualTo("/sandboxes/" + WireStubs.ID)));
         server.verify(1, postRequestedFor(urlEqualTo("/sandboxes"))
                 .withRequestBody(matchingJsonPath("$.allow_internet_access", equalTo("false")))
@@ -215,27 +220,78 @@ class E2bWireTest {
 
         Throwable t = catchThrowable(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()));
 
-        assertThat(t).isExactlyInstanceOf(E2bApiException.class).hasMessageContaining("internal");
-        assertThat(((E2bApiException) t).errorCode()).isEqualTo("internal");
-        assertThat(((E2bApiException) t).httpStatus()).isEqualTo(200);
+        // The program had started: its outcome is unknown, not "nothing ran".
+        assertThat(t).isExactlyInstanceOf(RunOutcomeUnknownException.class).hasMessageContaining("internal");
+        assertThat(((RunOutcomeUnknownException) t).partialResult().stdout()).isEqualTo("partial\n");
+        assertThat(t.getCause()).isExactlyInstanceOf(E2bApiException.class);
+        assertThat(((E2bApiException) t.getCause()).errorCode()).isEqualTo("internal");
+        assertThat(((E2bApiException) t.getCause()).httpStatus()).isEqualTo(200);
         server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal"))
                 .withRequestBody(matchingJsonPath("$.signal", equalTo("SIGNAL_SIGKILL"))));
     }
 
     @Test
-    void should_report_a_stream_cut_short_as_a_protocol_error_and_kill_the_program() {
+    void should_report_an_unknown_outcome_with_the_output_so_far_when_the_stream_is_cut_after_data_frames() {
         stubs.sandbox();
         stubs.signals();
         server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(Wire.concat(Wire.start(5),
-                Wire.stdout("partial\n")))));
+                Wire.stdout("1 "), Wire.stdout("2 "), Wire.stderr("warn\n"), Wire.stdout("3 4\n")))));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        Throwable t = catchThrowable(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("seq").build()));
+
+        assertThat(t).isExactlyInstanceOf(RunOutcomeUnknownException.class).hasMessageContaining("started")
+                .hasMessageContaining("unknown").isNotInstanceOf(BackendUnavailableException.class);
+        assertThat(t.getCause()).isInstanceOf(E2bProtocolException.class).hasMessageContaining("end-of-stream");
+        RunResult partial = ((RunOutcomeUnknownException) t).partialResult();
+        assertThat(partial.stdout()).isEqualTo("1 2 3 4\n");
+        assertThat(partial.stderr()).startsWith("warn\n");
+        assertThat(partial.exitCode()).isEqualTo(-1);
+        server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
+    }
+
+    @Test
+    void should_return_the_result_when_the_same_stream_reaches_its_end() {
+        stubs.sandbox();
+        server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(Wire.concat(Wire.start(5),
+                Wire.stdout("1 "), Wire.stdout("2 "), Wire.stderr("warn\n"), Wire.stdout("3 4\n"), Wire.exit(0),
+                Wire.end("{}")))));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("seq").build());
+
+        assertThat(r.stdout()).isEqualTo("1 2 3 4\n");
+        assertThat(r.stderr()).isEqualTo("warn\n");
+        assertThat(r.exitCode()).isZero();
+        server.verify(0, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
+    }
+
+    @Test
+    void should_keep_the_result_when_the_stream_breaks_after_the_end_event() {
+        stubs.sandbox();
+        server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(Wire.concat(Wire.start(5),
+                Wire.stdout("done\n"), Wire.exit(3)))));
+        engine = stubs.engine().build();
+        Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
+
+        RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("true").build());
+
+        assertThat(r.stdout()).isEqualTo("done\n");
+        assertThat(r.exitCode()).isEqualTo(3);
+    }
+
+    @Test
+    void should_say_backend_unavailable_when_the_stream_breaks_before_the_program_started() {
+        stubs.sandbox();
+        server.stubFor(WireStubs.start("--reuid=1000").willReturn(WireStubs.stream(new byte[0])));
         engine = stubs.engine().build();
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
 
         assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
-                .isInstanceOf(E2bProtocolException.class).hasMessageContaining("end-of-stream");
-        server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
-        // Still usable: the sandbox exists.
-        assertThat(engine.manager()).isNotNull();
+                .isInstanceOf(BackendUnavailableException.class)
+                .isNotInstanceOf(RunOutcomeUnknownException.class);
     }
 
     @Test
@@ -249,6 +305,7 @@ class E2bWireTest {
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
 
         assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
+                .isInstanceOf(RunOutcomeUnknownException.class).cause()
                 .isInstanceOf(E2bProtocolException.class).hasMessageContaining("more than");
         server.verify(1, postRequestedFor(urlEqualTo("/process.Process/SendSignal")));
     }
@@ -337,12 +394,12 @@ class E2bWireTest {
     }
 
     @Test
-    void should_read_a_window_with_a_range_request() {
+    void should_read_a_window_through_the_read_program() {
         stubs.sandbox();
         stubs.dir("work");
         stubs.file("work/a.txt", 10);
-        server.stubFor(get(urlPathEqualTo("/files")).withHeader("Range", equalTo("bytes=2-4"))
-                .willReturn(aResponse().withStatus(206).withHeader("Content-Range", "bytes 2-4/10").withBody("234")));
+        server.stubFor(WireStubs.start("codeexec-file").willReturn(WireStubs.stream(Wire.helper(414,
+                "codeexec-file 10\n234", 0))));
         engine = stubs.engine().build();
         Workspace ws = engine.manager().createWorkspace("wire", WorkspacePolicy.DEFAULT);
 
@@ -351,7 +408,8 @@ class E2bWireTest {
         assertThat(w.contentAsString()).isEqualTo("234");
         assertThat(w.sizeBytes()).isEqualTo(10);
         assertThat(w.truncated()).isTrue();
-        assertThat(new String(server.findAll(getRequestedFor(urlPathEqualTo("/files"))).get(0).getBody(),
-                StandardCharsets.UTF_8)).isEmpty();
+        List<String> args = StreamSupport.stream(envelopeJson(starts("codeexec-file").get(0)).at("/process/args")
+                .spliterator(), false).map(JsonNode::asText).toList();
+        assertThat(args).endsWith("sh", WireStubs.ROOT, "work/a.txt", "2", "3");
     }
 }

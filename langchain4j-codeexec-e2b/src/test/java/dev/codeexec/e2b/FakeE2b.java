@@ -264,8 +264,10 @@ public final class FakeE2b implements AutoCloseable {
         String id = randomId();
         Map<String, String> meta = new LinkedHashMap<>();
         body.path("metadata").properties().forEach(e -> meta.put(e.getKey(), e.getValue().asText()));
+        Map<String, String> envVars = new LinkedHashMap<>();
+        body.path("envVars").properties().forEach(e -> envVars.put(e.getKey(), e.getValue().asText()));
         FakeSandbox sb = new FakeSandbox(this, id, template, body.path("secure").asBoolean(false) ? randomId() : null,
-                meta, body.path("allow_internet_access").asBoolean(true),
+                meta, envVars, body.path("allow_internet_access").asBoolean(true),
                 Duration.ofSeconds(body.path("timeout").asLong(15)));
         sandboxes.put(id, sb);
         created.add(id);

@@ -245,10 +245,7 @@ final class FakeEnvd {
         proc.path("args").forEach(a -> argv.add(a.asText()));
         ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
         pb.environment().clear();
-        pb.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
-        pb.environment().put("HOME", home(user));
-        pb.environment().put("USER", user);
-        pb.environment().put("LOGNAME", user);
+        pb.environment().putAll(sandbox.baseEnvironment(user));
         proc.path("envs").properties().forEach(e -> pb.environment().put(e.getKey(), e.getValue().asText()));
         boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean();
         if (!stdin) {
@@ -631,9 +628,12 @@ final class FakeEnvd {
             jsonError(ex, 400, "path '" + p + "' is a directory");
             return;
         }
-        // os.Open follows links, and blocks on a FIFO until a writer comes: as envd does.
-        try (InputStream in = Files.newInputStream(p)) {
-            long size = Files.size(p);
+        // os.Open follows links, and blocks on a FIFO until a writer comes: as envd does. The size is the opened
+        // file's (http.ServeContent seeks the file it was given), never the path's: a file renamed over the path
+        // meanwhile is another file, and mixing the two would serve a part of the old one.
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(p);
+             InputStream in = java.nio.channels.Channels.newInputStream(ch)) {
+            long size = ch.size();
             String range = ex.getRequestHeaders().getFirst("Range");
             ex.getResponseHeaders().set("Content-Type", "application/octet-stream");
             ex.getResponseHeaders().set("Accept-Ranges", "bytes");

@@ -111,6 +111,9 @@ final class FakeInterpreter {
     private Context start(String id, String cwd) throws IOException {
         ProcessBuilder pb = new ProcessBuilder("/usr/bin/python3", "-u", script().toString())
                 .directory(Path.of(cwd).toFile()).redirectError(ProcessBuilder.Redirect.DISCARD);
+        // The kernel sees the VM's environment (the template's and the sandbox's variables), never this JVM's.
+        pb.environment().clear();
+        pb.environment().putAll(sandbox.baseEnvironment("user"));
         Context c = new Context(id, cwd, pb.start());
         contexts.put(id, c);
         return c;

@@ -14,6 +14,8 @@ final class FakeSandbox {
     final String template;
     final String token;
     final Map<String, String> metadata;
+    /** The sandbox's environment variables ({@code envVars} at creation): envd's processes and the kernels get them. */
+    final Map<String, String> envVars;
     final boolean internet;
     final Instant startedAt = Instant.now();
     final FakeEnvd envd;
@@ -23,12 +25,13 @@ final class FakeSandbox {
     private volatile Duration lastTimeout;
 
     FakeSandbox(FakeE2b e2b, String id, String template, String token, Map<String, String> metadata,
-                boolean internet, Duration timeout) {
+                Map<String, String> envVars, boolean internet, Duration timeout) {
         this.e2b = e2b;
         this.id = id;
         this.template = template;
         this.token = token;
         this.metadata = Map.copyOf(metadata);
+        this.envVars = Map.copyOf(envVars);
         this.internet = internet;
         this.endAt = Instant.now().plus(timeout);
         this.lastTimeout = timeout;
@@ -56,6 +59,20 @@ final class FakeSandbox {
 
     Duration lastTimeout() {
         return lastTimeout;
+    }
+
+    /**
+     * The environment a program of the sandbox starts with, as in E2B's VM: a minimal one of its own plus the
+     * sandbox's variables; nothing of this test JVM's environment.
+     */
+    Map<String, String> baseEnvironment(String user) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        env.put("PATH", "/usr/local/bin:/usr/bin:/bin");
+        env.put("HOME", user.equals("root") ? "/root" : "/home/" + user);
+        env.put("USER", user);
+        env.put("LOGNAME", user);
+        env.putAll(envVars);
+        return env;
     }
 
     void used() {
