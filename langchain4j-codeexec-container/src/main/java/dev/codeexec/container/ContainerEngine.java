@@ -5,7 +5,9 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
@@ -70,6 +72,13 @@ public final class ContainerEngine extends AbstractEngine {
     /** The default idle time of a pooled container before it is replaced: 10 minutes. */
     public static final Duration DEFAULT_POOL_IDLE = Duration.ofMinutes(10);
 
+    /**
+     * The default user (and group) id of runs: {@value}, not root and not a user of the image. The workspace (and its
+     * {@code home/} and {@code tmp/}) belongs to it; an image's tools that need no account of their own
+     * ({@code sh}, {@code python3}) work as any user.
+     */
+    public static final int DEFAULT_UID = 1000;
+
     /** Group ids of runs start above this, far from any group of an image. */
     private static final long GID_BASE = 1_000_000L;
 
@@ -104,8 +113,8 @@ public final class ContainerEngine extends AbstractEngine {
             throw new InvalidSpecException("poolSize (" + poolSize + ") must not be negative");
         }
         Duration idle = b.poolIdle == null ? DEFAULT_POOL_IDLE : b.poolIdle;
-        this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none", b.uid == null ? 0 : b.uid,
-                b.gid == null ? (b.uid == null ? 0 : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
+        this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none",
+                b.uid == null ? DEFAULT_UID : b.uid, b.gid == null ? (b.uid == null ? DEFAULT_UID : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
                 (long) (cpus * 1e9), b.runtime, poolSize, idle, b.openFilesRlimit, b.processesRlimit);
         this.helperUser = settings.uid() + ":" + settings.gid();
         this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
@@ -191,7 +200,7 @@ public final class ContainerEngine extends AbstractEngine {
     }
 
     ContainerFiles files(Workspace ws) {
-        WorkspaceContainer c = workspaces.container(ws);
+        WorkspaceContainer c = workspaces.running(ws);
         return new ContainerFiles(docker, docker.controlHttp(), c.id, ContainerWorkspaces.ROOT, helperUser,
                 settings.uid(), settings.gid());
     }
@@ -208,7 +217,7 @@ public final class ContainerEngine extends AbstractEngine {
     @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
         ResourceLimits limits = limitsFor(spec);
-        WorkspaceContainer c = workspaces.container(ws);
+        WorkspaceContainer c = workspaces.running(ws);
         if (spec.cmd().contains("=")) {
             throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
         }
@@ -240,6 +249,18 @@ public final class ContainerEngine extends AbstractEngine {
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
                 spec.outputListener());
         return new PreparedRun(channel, launch) {
+            @Override
+            public RunResult check(RunResult r) {
+                String lost = channel.lost();
+                if (lost == null) {
+                    return r;
+                }
+                throw new RunOutcomeUnknownException(lost + " after the program started; its outcome is unknown "
+                        + "(it may have run and changed files: look at the workspace before running it again)",
+                        new RunResult(r.stdout(), r.stderr(), -1, r.duration(), false, r.stdoutTruncated(),
+                                r.stderrTruncated()), channel.lostCause());
+            }
+
             @Override
             public void release() {
                 if (c.activeRuns.decrementAndGet() == 0) {
@@ -366,8 +387,16 @@ public final class ContainerEngine extends AbstractEngine {
             return this;
         }
 
-        /** Runs programs as this numeric user (and group); default root (uid 0) without capabilities. */
+        /**
+         * Runs programs as this numeric user and group, which own the workspace; default
+         * {@value #DEFAULT_UID}:{@value #DEFAULT_UID}. {@code user(0, 0)} runs them as root (still without
+         * capabilities, with no-new-privileges); no run can signal the container's PID 1 either way (it runs as
+         * {@code nobody} and handles no signal).
+         */
         public Builder user(int uid, int gid) {
+            if (uid < 0 || gid < 0) {
+                throw new InvalidSpecException("user (" + uid + ":" + gid + ") must be non-negative ids");
+            }
             this.uid = uid;
             this.gid = gid;
             return this;
