@@ -39,10 +39,12 @@ import org.slf4j.LoggerFactory;
  * the operator chooses, and one exec per run.
  *
  * <p><strong>The container is the boundary.</strong> Defaults: no network, every capability dropped,
- * {@code no-new-privileges}, memory (no swap), CPU and process limits, the Docker socket never mounted. Optional: a
- * non-root user, a read-only root file system (the workspace is a volume, {@code /tmp} a tmpfs), another OCI runtime
- * (gVisor's {@code runsc}). What a container does not give: a kernel of its own (use {@code runsc} or a VM backend
- * for that).
+ * {@code no-new-privileges}, memory (no swap), CPU and process limits, the Docker socket never mounted, programs run
+ * as a non-root user ({@value #DEFAULT_UID}) and PID 1 as {@code nobody}, handling no signal, so no run can end it.
+ * A stopped container (a Docker engine restart) is started again on the next call with its files; a run whose backend
+ * breaks after it started ends in {@link RunOutcomeUnknownException}. Optional: a read-only root file system (the
+ * workspace is a volume, {@code /tmp} a tmpfs), another OCI runtime (gVisor's {@code runsc}). What a container does
+ * not give: a kernel of its own (use {@code runsc} or a VM backend for that).
  *
  * <p>Each run: its environment is exactly the run's ({@code env -i}); its processes carry a group id of their own,
  * so a timeout kills the whole tree inside the container, detached daemons included; leftovers are killed when the

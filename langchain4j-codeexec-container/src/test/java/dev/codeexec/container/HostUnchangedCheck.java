@@ -23,7 +23,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <ul>
  *   <li>every network interface of the host's network namespace that was there before (for example the host
  *       engine's {@code docker0}) is still there;</li>
- *   <li>every network and every container of the host's Docker engine that was there before is still there;</li>
+ *   <li>every network and every container of the host's Docker engine that was there before is still there
+ *       (workspace containers of other engines, labelled {@code dev.codeexec.owner}, come and go with their owners
+ *       and are not compared);</li>
  *   <li>no workspace container created by this test JVM is left.</li>
  * </ul>
  *
@@ -71,6 +73,10 @@ public final class HostUnchangedCheck implements BeforeAllCallback, AfterAllCall
                 networks.put(n.getId(), n.getName());
             }
             for (Container c : d.control().listContainersCmd().withShowAll(true).exec()) {
+                if (c.getLabels() != null && c.getLabels().containsKey(ContainerWorkspaces.LABEL_OWNER)) {
+                    // Workspace containers of other engines come and go with them (other builds, the sweeper).
+                    continue;
+                }
                 containers.put(c.getId(), c.getNames() == null || c.getNames().length == 0 ? c.getId()
                         : c.getNames()[0]);
             }
