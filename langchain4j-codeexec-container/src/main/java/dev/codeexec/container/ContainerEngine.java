@@ -5,7 +5,9 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
@@ -37,10 +39,12 @@ import org.slf4j.LoggerFactory;
  * the operator chooses, and one exec per run.
  *
  * <p><strong>The container is the boundary.</strong> Defaults: no network, every capability dropped,
- * {@code no-new-privileges}, memory (no swap), CPU and process limits, the Docker socket never mounted. Optional: a
- * non-root user, a read-only root file system (the workspace is a volume, {@code /tmp} a tmpfs), another OCI runtime
- * (gVisor's {@code runsc}). What a container does not give: a kernel of its own (use {@code runsc} or a VM backend
- * for that).
+ * {@code no-new-privileges}, memory (no swap), CPU and process limits, the Docker socket never mounted, programs run
+ * as a non-root user ({@value #DEFAULT_UID}) and PID 1 as {@code nobody}, handling no signal, so no run can end it.
+ * A stopped container (a Docker engine restart) is started again on the next call with its files; a run whose backend
+ * breaks after it started ends in {@link RunOutcomeUnknownException}. Optional: a read-only root file system (the
+ * workspace is a volume, {@code /tmp} a tmpfs), another OCI runtime (gVisor's {@code runsc}). What a container does
+ * not give: a kernel of its own (use {@code runsc} or a VM backend for that).
  *
  * <p>Each run: its environment is exactly the run's ({@code env -i}); its processes carry a group id of their own,
  * so a timeout kills the whole tree inside the container, detached daemons included; leftovers are killed when the
@@ -69,6 +73,13 @@ public final class ContainerEngine extends AbstractEngine {
     public static final double DEFAULT_CPUS = 1.0;
     /** The default idle time of a pooled container before it is replaced: 10 minutes. */
     public static final Duration DEFAULT_POOL_IDLE = Duration.ofMinutes(10);
+
+    /**
+     * The default user (and group) id of runs: {@value}, not root and not a user of the image. The workspace (and its
+     * {@code home/} and {@code tmp/}) belongs to it; an image's tools that need no account of their own
+     * ({@code sh}, {@code python3}) work as any user.
+     */
+    public static final int DEFAULT_UID = 1000;
 
     /** Group ids of runs start above this, far from any group of an image. */
     private static final long GID_BASE = 1_000_000L;
@@ -104,8 +115,8 @@ public final class ContainerEngine extends AbstractEngine {
             throw new InvalidSpecException("poolSize (" + poolSize + ") must not be negative");
         }
         Duration idle = b.poolIdle == null ? DEFAULT_POOL_IDLE : b.poolIdle;
-        this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none", b.uid == null ? 0 : b.uid,
-                b.gid == null ? (b.uid == null ? 0 : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
+        this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none",
+                b.uid == null ? DEFAULT_UID : b.uid, b.gid == null ? (b.uid == null ? DEFAULT_UID : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
                 (long) (cpus * 1e9), b.runtime, poolSize, idle, b.openFilesRlimit, b.processesRlimit);
         this.helperUser = settings.uid() + ":" + settings.gid();
         this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
@@ -191,7 +202,7 @@ public final class ContainerEngine extends AbstractEngine {
     }
 
     ContainerFiles files(Workspace ws) {
-        WorkspaceContainer c = workspaces.container(ws);
+        WorkspaceContainer c = workspaces.running(ws);
         return new ContainerFiles(docker, docker.controlHttp(), c.id, ContainerWorkspaces.ROOT, helperUser,
                 settings.uid(), settings.gid());
     }
@@ -208,7 +219,7 @@ public final class ContainerEngine extends AbstractEngine {
     @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
         ResourceLimits limits = limitsFor(spec);
-        WorkspaceContainer c = workspaces.container(ws);
+        WorkspaceContainer c = workspaces.running(ws);
         if (spec.cmd().contains("=")) {
             throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
         }
@@ -240,6 +251,18 @@ public final class ContainerEngine extends AbstractEngine {
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
                 spec.outputListener());
         return new PreparedRun(channel, launch) {
+            @Override
+            public RunResult check(RunResult r) {
+                String lost = channel.lost();
+                if (lost == null) {
+                    return r;
+                }
+                throw new RunOutcomeUnknownException(lost + " after the program started; its outcome is unknown "
+                        + "(it may have run and changed files: look at the workspace before running it again)",
+                        new RunResult(r.stdout(), r.stderr(), -1, r.duration(), false, r.stdoutTruncated(),
+                                r.stderrTruncated()), channel.lostCause());
+            }
+
             @Override
             public void release() {
                 if (c.activeRuns.decrementAndGet() == 0) {
@@ -366,8 +389,16 @@ public final class ContainerEngine extends AbstractEngine {
             return this;
         }
 
-        /** Runs programs as this numeric user (and group); default root (uid 0) without capabilities. */
+        /**
+         * Runs programs as this numeric user and group, which own the workspace; default
+         * {@value #DEFAULT_UID}:{@value #DEFAULT_UID}. {@code user(0, 0)} runs them as root (still without
+         * capabilities, with no-new-privileges); no run can signal the container's PID 1 either way (it runs as
+         * {@code nobody} and handles no signal).
+         */
         public Builder user(int uid, int gid) {
+            if (uid < 0 || gid < 0) {
+                throw new InvalidSpecException("user (" + uid + ":" + gid + ") must be non-negative ids");
+            }
             this.uid = uid;
             this.gid = gid;
             return this;

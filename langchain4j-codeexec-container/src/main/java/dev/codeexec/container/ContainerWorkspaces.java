@@ -1,7 +1,9 @@
 package dev.codeexec.container;
 
 import com.github.dockerjava.api.command.CreateContainerResponse;
+import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
@@ -65,6 +67,9 @@ final class ContainerWorkspaces implements WorkspaceManager {
     /** The runs' control directories (pid, stdin FIFO), outside the workspace. */
     static final String CONTROL = VOLUME + "/control";
 
+    /** The user of each container's PID 1: {@code nobody}, never the runs' user, so no run may signal it. */
+    static final String INIT_USER = "65534:65534";
+
     private final DockerConnection docker;
     private final ContainerSettings settings;
     private final String engineId;
@@ -111,11 +116,56 @@ final class ContainerWorkspaces implements WorkspaceManager {
         return new Workspace(id, ROOT);
     }
 
-    /** The container of a workspace of this engine. */
+    /** The container of a workspace of this engine, as it is known (see {@link #running} for one that runs). */
     WorkspaceContainer container(Workspace ws) {
         WorkspaceContainer c = byWorkspace.get(ws.id());
         if (c == null) {
             throw new WorkspaceGoneException("workspace '" + ws.id() + "' is not a live workspace of this engine");
+        }
+        return c;
+    }
+
+    /**
+     * The container of a workspace, started again when it stopped (a Docker engine restart stops every container;
+     * the container and its volume, so the workspace's files, remain). Only a container that is gone, with its
+     * volume, is a gone workspace.
+     *
+     * @throws WorkspaceGoneException when the container no longer exists
+     */
+    WorkspaceContainer running(Workspace ws) {
+        WorkspaceContainer c = container(ws);
+        InspectContainerResponse.ContainerState state;
+        try {
+            state = docker.control().inspectContainerCmd(c.id).exec().getState();
+        } catch (NotFoundException e) {
+            byWorkspace.remove(ws.id(), c);
+            throw new WorkspaceGoneException("the container of workspace '" + ws.id() + "' and its files are gone "
+                    + "(removed outside the engine)");
+        } catch (RuntimeException e) {
+            throw docker.translate(e, "inspect the workspace's container");
+        }
+        if (state != null && Boolean.TRUE.equals(state.getRunning()) && !Boolean.TRUE.equals(state.getPaused())) {
+            return c;
+        }
+        synchronized (c) {
+            try {
+                if (state != null && Boolean.TRUE.equals(state.getPaused())) {
+                    docker.control().unpauseContainerCmd(c.id).exec();
+                } else {
+                    docker.control().startContainerCmd(c.id).exec();
+                }
+                LOG.warn("workspace {}: its container had stopped (exit code {}, for example after a Docker engine "
+                        + "restart) and was started again; its files are kept, the processes it ran are gone",
+                        ws.id(), state == null ? null : state.getExitCodeLong());
+            } catch (NotModifiedException e) {
+                // Started meanwhile by another call.
+            } catch (NotFoundException e) {
+                byWorkspace.remove(ws.id(), c);
+                throw new WorkspaceGoneException("the container of workspace '" + ws.id() + "' and its files are "
+                        + "gone (removed outside the engine)");
+            } catch (RuntimeException e) {
+                throw docker.translate(e, "start the workspace's stopped container again");
+            }
         }
         return c;
     }
@@ -177,7 +227,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
                     .withLabels(labels)
                     .withCmd("sh", "-c", ExecScripts.INIT)
                     .withEntrypoint(List.of())
-                    .withUser(settings.uid() + ":" + settings.gid())
+                    .withUser(INIT_USER)
                     .withWorkingDir("/")
                     .withEnv(List.of())
                     .withNetworkDisabled("none".equals(settings.network()))

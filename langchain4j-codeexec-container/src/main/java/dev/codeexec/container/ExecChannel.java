@@ -1,16 +1,19 @@
 package dev.codeexec.container;
 
 import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
 import dev.codeexec.engine.StdStream;
+import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.OutputSink;
 import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -45,6 +48,9 @@ final class ExecChannel implements ProcessChannel {
 
     private static final AtomicInteger THREADS = new AtomicInteger();
 
+    /** Pids lent to the exec that kills a run at the container's pids limit. */
+    static final long KILL_HEADROOM = 16;
+
     /** Fetches exit statuses after the streams ended. */
     static final ExecutorService WAITER = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "codeexec-container-exit-" + THREADS.incrementAndGet());
@@ -75,6 +81,29 @@ final class ExecChannel implements ProcessChannel {
         this.controlDir = controlDir;
     }
 
+    private volatile String lost;
+    private volatile Throwable lostCause;
+
+    /**
+     * Why the last run of this channel lost its backend after it started (its outcome is unknown), or null when it
+     * ended, was killed or timed out.
+     */
+    String lost() {
+        return lost;
+    }
+
+    /** The transport failure behind {@link #lost()}, if any. */
+    Throwable lostCause() {
+        return lostCause;
+    }
+
+    private synchronized void lose(String why, Throwable cause) {
+        if (lost == null) {
+            lost = why;
+            lostCause = cause;
+        }
+    }
+
     @Override
     public ChannelProcess start(ProgramLaunch launch, OutputSink output) {
         String execId;
@@ -101,6 +130,7 @@ final class ExecChannel implements ProcessChannel {
         final CompletableFuture<Integer> exit = new CompletableFuture<>();
         final CompletableFuture<Void> outputEnd = new CompletableFuture<>();
         final AtomicBoolean killed = new AtomicBoolean();
+        final Instant startedAt = Instant.now();
         final String execId;
         final ResultCallback.Adapter<Frame> callback;
 
@@ -118,14 +148,14 @@ final class ExecChannel implements ProcessChannel {
 
                 @Override
                 public void onError(Throwable t) {
+                    // Not the template's onError: it logs an ERROR with a stack trace for what is, after a kill or
+                    // an end of the run, an expected close. A break while the program runs is reported by check().
                     if (!killed.get()) {
-                        LOG.debug("exec stream of a run failed", t);
-                        byte[] note = ("\n[codeexec] lost the connection to the program's output ("
-                                + t.getClass().getSimpleName() + ")\n").getBytes(StandardCharsets.UTF_8);
-                        sink.write(StdStream.STDERR, note, 0, note.length);
+                        lose("the stream from the Docker engine broke", t);
                     }
+                    LOG.debug("exec stream of a run ended with {}", t.toString());
                     ended();
-                    super.onError(t);
+                    Execs.closeQuietly(this);
                 }
 
                 @Override
@@ -139,15 +169,102 @@ final class ExecChannel implements ProcessChannel {
         private void ended() {
             stdin.kill();
             if (outputEnd.complete(null)) {
-                WAITER.execute(() -> {
-                    int code;
-                    try {
-                        code = Execs.exitCode(docker, execId);
-                    } catch (RuntimeException e) {
-                        code = -1;
-                    }
-                    exit.complete(code);
-                });
+                WAITER.execute(this::finish);
+            }
+        }
+
+        /**
+         * Fetches the exit status once the output ended, and tells a run that ended from one that lost its backend:
+         * the wrapper holds the exec's output open until it exits, so an exec still running after its stream ended
+         * means the stream broke; an exec killed by a signal in a container that stopped (or started again) meanwhile
+         * was ended by the container's stop, not by itself.
+         */
+        private void finish() {
+            Integer code = null;
+            try {
+                code = Execs.exitCodeOrNull(docker, execId);
+            } catch (RuntimeException e) {
+                if (!killed.get()) {
+                    lose("the Docker engine stopped answering during the run", e);
+                }
+            }
+            if (lost == null && !killed.get() && (code == null || code >= 128) && containerStopped()) {
+                lose("the workspace's container stopped during the run", null);
+            }
+            if (lost == null && !killed.get() && code == null) {
+                lose("the stream from the Docker engine ended while the program was still running", null);
+            }
+            if (lost != null) {
+                // Nothing may keep running unseen: the run is over for its caller.
+                try {
+                    killGroup();
+                } catch (RuntimeException e) {
+                    LOG.debug("could not kill the processes of a run that lost its stream: {}", e.getMessage());
+                }
+            }
+            exit.complete(code == null ? -1 : code);
+        }
+
+        /**
+         * Kills every process of the run's group. A run that forked up to the container's pids limit leaves no pid
+         * for the exec that kills it (the OCI runtime cannot start it): then the limit is raised by
+         * {@link #KILL_HEADROOM} for the kill and set back after it.
+         */
+        private void killGroup() {
+            List<String> kill = List.of("sh", "-c", ExecScripts.KILL_GROUP, "sh", Long.toString(runGid));
+            if (Execs.run(docker, containerId, helperUser, kill).ok()) {
+                return;
+            }
+            Long pids;
+            try {
+                pids = docker.control().inspectContainerCmd(containerId).exec().getHostConfig().getPidsLimit();
+            } catch (RuntimeException e) {
+                throw docker.translate(e, "read the container's process limit");
+            }
+            if (pids == null || pids <= 0) {
+                return;
+            }
+            try {
+                docker.control().updateContainerCmd(containerId).withPidsLimit(pids + KILL_HEADROOM).exec();
+                Execs.run(docker, containerId, helperUser, kill);
+            } catch (RuntimeException e) {
+                throw docker.translate(e, "kill a run at the container's process limit");
+            } finally {
+                try {
+                    docker.control().updateContainerCmd(containerId).withPidsLimit(pids).exec();
+                } catch (RuntimeException e) {
+                    LOG.warn("could not set a container's process limit back to {}: {}", pids, e.getMessage());
+                }
+            }
+        }
+
+        /**
+         * Whether the container is not running now, or was started again after this run started. Docker may still
+         * show a container as running a moment after its PID 1 died (an exec's end can be reported before the
+         * container's), so a container shown as running must also start a trivial exec: none starts in a container
+         * whose PID 1 is gone.
+         */
+        private boolean containerStopped() {
+            try {
+                InspectContainerResponse.ContainerState st = docker.control().inspectContainerCmd(containerId).exec()
+                        .getState();
+                if (st == null || !Boolean.TRUE.equals(st.getRunning())) {
+                    return true;
+                }
+                if (st.getStartedAt() != null && Instant.parse(st.getStartedAt()).isAfter(startedAt)) {
+                    return true;
+                }
+            } catch (NotFoundException e) {
+                return true;
+            } catch (RuntimeException e) {
+                return false;
+            }
+            try {
+                return !Execs.run(docker, containerId, helperUser, List.of("true")).ok();
+            } catch (WorkspaceGoneException e) {
+                return true;
+            } catch (RuntimeException e) {
+                return false;
             }
         }
 
@@ -189,8 +306,7 @@ final class ExecChannel implements ProcessChannel {
                 return;
             }
             try {
-                Execs.run(docker, containerId, helperUser,
-                        List.of("sh", "-c", ExecScripts.KILL_GROUP, "sh", Long.toString(runGid)));
+                killGroup();
             } catch (RuntimeException e) {
                 LOG.warn("could not kill a run's processes in its container: {}", e.getMessage());
             }

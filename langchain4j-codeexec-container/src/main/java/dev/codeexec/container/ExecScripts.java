@@ -15,11 +15,13 @@ final class ExecScripts {
     }
 
     /**
-     * PID 1 of a workspace container: sleeps, reaps every orphan (killed trees are re-parented to it) and exits on
-     * SIGTERM. It survives {@code kill -9 -1} from an exec, which a plain {@code sleep infinity} or {@code --init}
-     * does not.
+     * PID 1 of a workspace container: sleeps and reaps every orphan (killed trees are re-parented to it). It installs
+     * no signal handler, and the kernel delivers to a PID namespace's init only the signals it handles: no signal sent
+     * from inside the container ({@code kill -TERM 1}, {@code kill -9 -1}) can end it. It also runs as another user
+     * than the runs ({@link ContainerWorkspaces#INIT_USER}), so they may not even send one. The engine ends it from
+     * outside (a forced removal).
      */
-    static final String INIT = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done";
+    static final String INIT = "while :; do sleep 3600 & wait $!; done";
 
     /**
      * Kills every process whose real group id is {@code $1}, except pid {@code $2} (may be empty): first stops them

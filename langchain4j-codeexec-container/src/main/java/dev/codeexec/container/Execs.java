@@ -6,10 +6,13 @@ import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
 import dev.codeexec.engine.CodeExecException;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Short helper execs in a workspace container (a tree kill, a rename, a delete), each an argv, never a command line
@@ -19,6 +22,9 @@ final class Execs {
 
     /** How long a helper exec may take. */
     static final Duration HELPER_TIMEOUT = Duration.ofSeconds(30);
+
+    /** How long an exec's status may take to show after its output ended. */
+    static final Duration EXIT_POLL = Duration.ofSeconds(10);
 
     /** {@value} bytes of a helper's output are kept. */
     static final int MAX_OUTPUT = 64 << 10;
@@ -49,6 +55,7 @@ final class Execs {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
         ResultCallback.Adapter<Frame> cb = new ResultCallback.Adapter<>() {
             @Override
             public void onNext(Frame f) {
@@ -58,6 +65,13 @@ final class Execs {
                         to.write(f.getPayload(), 0, Math.min(f.getPayload().length, MAX_OUTPUT - to.size()));
                     }
                 }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                // Not the template's onError, which logs an ERROR with a stack trace: the failure is thrown below.
+                failure.compareAndSet(null, t);
+                closeQuietly(this);
             }
         };
         try {
@@ -74,6 +88,11 @@ final class Execs {
         } finally {
             closeQuietly(cb);
         }
+        if (failure.get() != null) {
+            Throwable t = failure.get();
+            throw docker.translate(t instanceof RuntimeException r ? r : new UncheckedIOException(
+                    t instanceof IOException io ? io : new IOException(t)), "run a helper in the workspace's container");
+        }
         int code = exitCode(docker, execId);
         synchronized (out) {
             synchronized (err) {
@@ -87,7 +106,18 @@ final class Execs {
      * polled briefly; -1 when it never shows.
      */
     static int exitCode(DockerConnection docker, String execId) {
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        Integer code = exitCodeOrNull(docker, execId);
+        return code == null ? -1 : code;
+    }
+
+    /**
+     * As {@link #exitCode}, but null when the exec is still running after {@link #EXIT_POLL} (or the caller was
+     * interrupted).
+     *
+     * @throws CodeExecException (translated) when the engine does not answer
+     */
+    static Integer exitCodeOrNull(DockerConnection docker, String execId) {
+        long end = System.nanoTime() + EXIT_POLL.toNanos();
         long pause = 2;
         while (true) {
             InspectExecResponse r;
@@ -100,13 +130,13 @@ final class Execs {
                 return r.getExitCodeLong().intValue();
             }
             if (System.nanoTime() > end) {
-                return -1;
+                return null;
             }
             try {
                 Thread.sleep(pause);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return -1;
+                return null;
             }
             pause = Math.min(pause * 2, 50);
         }

@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Standard input of an exec with a real end of file. docker-java's attach cannot half-close the connection, so a
@@ -17,6 +19,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The {@link #input()} side is what docker-java pumps into the connection from its own thread. Writes block while
  * the queue is full (the program does not read), until {@link #kill()} when the program ended.
+ *
+ * <p>That pump thread is docker-java's, and it turns any failure to write (the program ended without reading its
+ * input, the connection closed at the end of the run, or broke) into an uncaught exception, which the JVM's default
+ * handler prints. A program may end at any moment while input is on its way, so such a failure is expected, not a
+ * fault: the first read on the pump thread gives it a handler that logs the failure at DEBUG. A lost connection is
+ * reported through the output stream's end (see {@link ExecChannel}), never through this thread.
  */
 final class FramedStdin extends OutputStream {
 
@@ -84,9 +92,17 @@ final class FramedStdin extends OutputStream {
         }
     }
 
+    private static final Logger LOG = LoggerFactory.getLogger(FramedStdin.class);
+
+    private static void pumpFailed(Thread t, Throwable e) {
+        LOG.debug("stdin of a run was not delivered in full ({}): the run ended or its connection closed",
+                e.getCause() != null ? e.getCause().toString() : e.toString());
+    }
+
     private final class Input extends InputStream {
         private byte[] current;
         private int pos;
+        private Thread pump;
 
         @Override
         public int read() throws IOException {
@@ -98,6 +114,10 @@ final class FramedStdin extends OutputStream {
         public int read(byte[] b, int off, int len) throws IOException {
             if (len == 0) {
                 return 0;
+            }
+            if (pump != Thread.currentThread()) {
+                pump = Thread.currentThread();
+                pump.setUncaughtExceptionHandler(FramedStdin::pumpFailed);
             }
             if (current == null || pos == current.length) {
                 if (current == END) {

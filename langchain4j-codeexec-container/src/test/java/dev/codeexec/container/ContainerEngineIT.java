@@ -89,7 +89,7 @@ class ContainerEngineIT {
         assertThat(r.stdout()).contains("CapEff:\t0000000000000000").contains("CapBnd:\t0000000000000000")
                 .contains("NoNewPrivs:\t1");
         assertThat(r.stdout().lines().filter(l -> !l.contains(":")).toList()).as("interfaces, uid, sockets found")
-                .containsExactly("lo", "0", "2");
+                .containsExactly("lo", Integer.toString(ContainerEngine.DEFAULT_UID), "2");
     }
 
     @Test

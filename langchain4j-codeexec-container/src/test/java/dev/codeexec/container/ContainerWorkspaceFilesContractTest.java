@@ -33,8 +33,15 @@ class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
         }
     }
 
+    /** As root (without capabilities), for what lies outside the workspace. */
     private Execs.Result exec(String... argv) {
         return Execs.run(engine.docker(), engine.containerId(ws), "0:0", List.of(argv));
+    }
+
+    /** As the workspace's user, who owns it (root without capabilities may not write there). */
+    private Execs.Result execInWorkspace(String... argv) {
+        String user = ContainerEngine.DEFAULT_UID + ":" + ContainerEngine.DEFAULT_UID;
+        return Execs.run(engine.docker(), engine.containerId(ws), user, List.of(argv));
     }
 
     @Override
@@ -65,7 +72,8 @@ class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
             default -> ContainerWorkspaces.ROOT + "/" + target;
         };
         String at = ContainerWorkspaces.ROOT + "/" + path;
-        Execs.Result r = exec("sh", "-c", "mkdir -p \"$(dirname \"$2\")\" && ln -sfn \"$1\" \"$2\"", "sh", to, at);
+        Execs.Result r = execInWorkspace("sh", "-c", "mkdir -p \"$(dirname \"$2\")\" && ln -sfn \"$1\" \"$2\"",
+                "sh", to, at);
         if (!r.ok()) {
             throw new IllegalStateException("could not create a link: " + r.stderr());
         }
@@ -97,6 +105,6 @@ class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
 
     @Override
     protected void createFifo(String path) {
-        exec("mkfifo", ContainerWorkspaces.ROOT + "/" + path);
+        execInWorkspace("mkfifo", ContainerWorkspaces.ROOT + "/" + path);
     }
 }

@@ -2,8 +2,6 @@ package dev.codeexec.container;
 
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,21 +11,49 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A second Docker engine of the test's own, listening on a loopback TCP port with TLS (client certificates required)
- * and on a UNIX socket of its own: its own data root (overlay2 in a directory of its own, sharing no storage with the first), exec root,
- * pid file, no bridge and no iptables. Certificates are made with openssl; the test image is copied over with
- * {@code docker save | docker load}, since no registry is reachable.
+ * and on a UNIX socket of its own: its own data root (overlay2 in a directory of its own, sharing no storage with the
+ * first), exec root (so its own containerd), containerd namespace, pid file, no bridge and no iptables. Certificates
+ * are made with openssl; the test image is copied over with {@code docker save | docker load}, since no registry is
+ * reachable.
+ *
+ * <p><strong>It runs in a network namespace of its own</strong> ({@code unshare -n}). A dockerd started with
+ * {@code --bridge=none} deletes the interface named {@code docker0} wherever it runs (moby's
+ * {@code removeDefaultBridgeInterface}, called when the default bridge is disabled and no sandbox is active); in the
+ * host's namespace that is the host engine's bridge, and every later {@code docker run} on the default bridge fails
+ * with "could not find bridge docker0". In a namespace of its own it sees only its own loopback, so no host interface,
+ * route or iptables rule is within its reach. The TCP listener is still on the host's loopback: it is bound before
+ * the namespace is entered and handed to dockerd by socket activation ({@code -H fd://}, {@code LISTEN_FDS}); a socket
+ * keeps the namespace it was made in.
  */
 final class SecondDockerd implements AutoCloseable {
 
     final Path dir;
     final Path certs;
-    final int port;
     private final Process daemon;
+    private volatile int port;
 
-    private SecondDockerd(Path dir, int port, Process daemon) {
+    /**
+     * Binds a TCP listener on the host's loopback, records its port, puts it at file descriptor 3 and execs the rest
+     * of the argv with {@code LISTEN_FDS=1} and {@code LISTEN_PID} = its own pid ({@code unshare} without
+     * {@code --fork} execs dockerd in the same process, so the pid still matches).
+     */
+    private static final String ACTIVATE = ""
+            + "import os, socket, sys\n"
+            + "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+            + "s.bind(('127.0.0.1', 0))\n"
+            + "s.listen(128)\n"
+            + "with open(sys.argv[1], 'w') as f:\n"
+            + "    f.write(str(s.getsockname()[1]))\n"
+            + "if s.fileno() != 3:\n"
+            + "    os.dup2(s.fileno(), 3)\n"
+            + "os.set_inheritable(3, True)\n"
+            + "os.environ['LISTEN_FDS'] = '1'\n"
+            + "os.environ['LISTEN_PID'] = str(os.getpid())\n"
+            + "os.execv(sys.argv[2], sys.argv[2:])\n";
+
+    private SecondDockerd(Path dir, Process daemon) {
         this.dir = dir;
         this.certs = dir.resolve("certs");
-        this.port = port;
         this.daemon = daemon;
     }
 
@@ -39,28 +65,34 @@ final class SecondDockerd implements AutoCloseable {
         return "unix://" + dir.resolve("docker.sock");
     }
 
-    /** Skips (fails in strict mode) where no second daemon can run: not root, no dockerd, no openssl. */
+    /**
+     * Skips (fails in strict mode) where no second daemon can run: not root, no dockerd, openssl, python3 or
+     * unshare.
+     */
     static SecondDockerd start(String image) throws Exception {
         Requirements.require("0".equals(run(List.of("id", "-u")).strip()), "root, to start a second dockerd");
         String dockerd = Requirements.requireCommand("dockerd");
         Requirements.requireCommand("openssl");
         Requirements.requireCommand("docker");
+        String python = Requirements.requireCommand("python3");
+        String unshare = Requirements.requireCommand("unshare");
         // A short path: a UNIX socket path must stay under 108 bytes.
         Path dir = Files.createTempDirectory(Path.of("/tmp"), "cx-d2-");
         makeCertificates(dir.resolve("certs"));
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
         Path c = dir.resolve("certs");
-        Process p = new ProcessBuilder(dockerd, "--data-root", dir.resolve("data").toString(),
+        Path portFile = dir.resolve("port");
+        List<String> argv = new ArrayList<>(List.of(python, "-c", ACTIVATE, portFile.toString(), unshare, "--net",
+                "--", dockerd, "--data-root", dir.resolve("data").toString(),
                 "--exec-root", dir.resolve("exec").toString(), "--pidfile", dir.resolve("dockerd.pid").toString(),
-                "-H", "unix://" + dir.resolve("docker.sock"), "-H", "tcp://127.0.0.1:" + port,
+                "--containerd-namespace", "codeexec-test", "--containerd-plugins-namespace", "codeexec-test-plugins",
+                "-H", "unix://" + dir.resolve("docker.sock"), "-H", "fd://",
                 "--tlsverify", "--tlscacert", c.resolve("ca.pem").toString(),
                 "--tlscert", c.resolve("server-cert.pem").toString(), "--tlskey", c.resolve("server-key.pem").toString(),
-                "--bridge=none", "--iptables=false", "--ip-masq=false", "--storage-driver=overlay2")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("dockerd.log").toFile()).start();
-        SecondDockerd d = new SecondDockerd(dir, port, p);
+                "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+                "--storage-driver=overlay2"));
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(dir.resolve("dockerd.log")
+                .toFile()).start();
+        SecondDockerd d = new SecondDockerd(dir, p);
         try {
             long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (!d.answers()) {
@@ -70,6 +102,7 @@ final class SecondDockerd implements AutoCloseable {
                 }
                 Thread.sleep(200);
             }
+            d.port = Integer.parseInt(Files.readString(portFile).strip());
             run(List.of("sh", "-c", "docker save \"$1\" | docker -H \"$2\" load", "sh", image, d.unixHost()));
             return d;
         } catch (Exception | Error e) {
