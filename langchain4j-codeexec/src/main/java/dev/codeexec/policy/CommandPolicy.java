@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -108,6 +109,8 @@ public final class CommandPolicy {
     private final Set<String> deniedKeys;
     /** Validators by {@link CommandNames#key}, in insertion order. */
     private final Map<String, ArgumentValidator> validators;
+    /** {@link KnownPrograms} by {@code PATH}: a cache, not part of the policy's value. */
+    private final Map<String, KnownPrograms> knownByPath = new ConcurrentHashMap<>();
 
     private CommandPolicy(boolean enforcing, Set<String> allowed, Set<String> denied,
                           Map<String, ArgumentValidator> validators) {
@@ -371,35 +374,49 @@ public final class CommandPolicy {
     }
 
     /**
-     * Checks a resolved segment again by the name of the file its command really is, for commands that are symbolic
-     * links: {@code x86_64} is {@code setarch}, Debian's {@code open} is {@code openvt}, {@code /usr/bin/ld.so} is the
-     * dynamic loader, a {@code py} link may be {@code python3.12}. The built-in list, the deny list and the validator
-     * of the real name apply as they would to that name; the allow list does not (it names what may be written).
-     * Multi-call binaries are exempt: they behave as the name they are run under, which was checked.
+     * Judges the file a resolved segment will execute under one of the names that file really has (its real name, the
+     * name of the known program it is a copy of, its {@code #!} interpreter): the built-in list, the deny list and the
+     * validator of that name apply as they would to that name; the allow list does not (it names what may be
+     * written). See {@link CommandFiles}.
      *
-     * @param written  the command as the model wrote it, for the message (a resolved path would show host paths)
-     * @param segment  the segment as resolved (its command is an absolute path)
-     * @param realName the basename of the file the command resolves to, when it differs from the command's own
+     * @param written        the command as the model wrote it, for the message (a resolved path would show host paths)
+     * @param argv           the argv that name will run with
+     * @param name           the name to judge by
+     * @param how            why that name applies, for the message ("it runs 'setarch'")
+     * @param exemptMultiCall true when the file runs under the written name: a multi-call binary (busybox) then
+     *                        behaves as that name, which was checked
      */
-    void checkRealName(String written, ParsedCommand.Segment segment, String realName) {
-        if (BuiltInDenyList.isMultiCall(realName)) {
+    void judge(String written, List<String> argv, String name, String how, boolean exemptMultiCall) {
+        if (exemptMultiCall && BuiltInDenyList.isMultiCall(name)) {
             return;
         }
-        String name = quoteName(written);
-        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(realName);
+        String shown = quoteName(written);
+        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(name);
         if (builtIn != null) {
-            throw new PolicyViolationException("command '" + name + "' is denied by the built-in policy: it runs '"
-                    + quoteName(realName) + "', " + builtIn.reason() + "; no allow list can enable it. "
-                    + builtIn.hint());
+            throw new PolicyViolationException("command '" + shown + "' is denied by the built-in policy: " + how
+                    + ", " + builtIn.reason() + "; no allow list can enable it. " + builtIn.hint());
         }
-        if (isDenied(realName)) {
-            throw new PolicyViolationException("command '" + name + "' is denied by the policy's deny list: it runs '"
-                    + quoteName(realName) + "'");
+        if (isDenied(name)) {
+            throw new PolicyViolationException("command '" + shown + "' is denied by the policy's deny list: " + how);
         }
-        ArgumentValidator validator = validatorFor(realName);
-        if (validator != null && validator != validatorFor(segment.command())) {
-            validator.validate(segment.argv());
+        ArgumentValidator validator = validatorFor(name);
+        if (validator != null && (!exemptMultiCall || validator != validatorFor(argv.get(0)))) {
+            validator.validate(argv);
         }
+    }
+
+    /** The programs this policy judges by name, as found on {@code path} on this host (cached per {@code PATH}). */
+    KnownPrograms knownPrograms(String path) {
+        KnownPrograms cached = knownByPath.get(path);
+        KnownPrograms current = KnownPrograms.current(cached, path,
+                n -> BuiltInDenyList.match(n) != null || isDenied(n) || validatorFor(n) != null);
+        if (current != cached) {
+            if (knownByPath.size() > 16) {
+                knownByPath.clear();
+            }
+            knownByPath.put(path, current);
+        }
+        return current;
     }
 
     private ArgumentValidator validatorFor(String name) {
