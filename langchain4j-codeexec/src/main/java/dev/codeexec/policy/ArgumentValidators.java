@@ -83,6 +83,7 @@ public final class ArgumentValidators {
         m.put("rscript", RSCRIPT);
         m.put("tclsh", TCLSH);
         m.put("wish", WISH);
+        m.putAll(RouteOptionValidators.all());
         return m;
     }
 

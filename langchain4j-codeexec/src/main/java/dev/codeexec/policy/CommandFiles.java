@@ -90,8 +90,6 @@ final class CommandFiles {
         }
         next.addAll(argv);
         Path interpreter = realFile(shebang.interpreter(), cwd, written, "the interpreter of command");
-        policy.judge(written, next, CommandNames.basename(shebang.interpreter()), "it is a script for '"
-                + CommandNames.basename(shebang.interpreter()) + "'", false);
         if (isEnv(interpreter) && shebang.argument() != null && isPlainName(shebang.argument())) {
             // #!/usr/bin/env python3: env looks the name up on PATH and runs it with the script
             String program = lookUp(shebang.argument(), path, written);
@@ -104,9 +102,8 @@ final class CommandFiles {
                     depth + 1);
             return;
         }
-        if (isEnv(interpreter)) {
-            policy.judge(written, next, "env", "it is a script for 'env'", false);
-        }
+        policy.judge(written, next, CommandNames.basename(shebang.interpreter()), "it is a script for '"
+                + CommandNames.basename(shebang.interpreter()) + "'", false);
         judge(policy, written, next, interpreter, path, cwd, depth + 1);
     }
 

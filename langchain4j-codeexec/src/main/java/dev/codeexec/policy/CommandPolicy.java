@@ -18,6 +18,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -420,14 +422,29 @@ public final class CommandPolicy {
     }
 
     private ArgumentValidator validatorFor(String name) {
-        for (String c : CommandNames.candidates(name)) {
+        List<String> candidates = CommandNames.candidates(name);
+        for (String c : candidates) {
             ArgumentValidator v = validators.get(c);
             if (v != null) {
                 return v;
             }
         }
+        for (String c : candidates) {
+            // cross toolchains: x86_64-linux-gnu-gcc-12, aarch64-linux-gnu-g++ meet the compiler's validator
+            Matcher m = CROSS_TOOL.matcher(c);
+            if (c.length() <= 255 && m.matches()) {
+                ArgumentValidator v = validators.get(m.group(1));
+                if (v != null) {
+                    return v;
+                }
+            }
+        }
         return null;
     }
+
+    /** A tool name behind a target triple ({@code x86_64-linux-gnu-gcc}). */
+    private static final Pattern CROSS_TOOL =
+            Pattern.compile("[a-z0-9_.]+(?:-[a-z0-9_.]+)*-(gcc|g\\+\\+|cc|c\\+\\+|clang|clang\\+\\+|gfortran|cpp)");
 
     private static String quoteName(String name) {
         return name.length() <= 80 ? name : name.substring(0, 77) + "...";

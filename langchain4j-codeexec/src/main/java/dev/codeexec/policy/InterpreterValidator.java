@@ -59,6 +59,15 @@ final class InterpreterValidator implements ArgumentValidator {
     private final Set<String> rescan;
     private final boolean anyLongWithValue;
     private final boolean noScriptReadsStdin;
+    /** Letters whose value is pasted into program text by the interpreter: the value must have this shape. */
+    private final Map<Character, Pattern> shapes;
+
+    /**
+     * Schemes of URLs whose content an interpreter loads as program text ({@code --import=data:...},
+     * {@code -d auto_prepend_file=php://stdin}), in any option value before the script.
+     */
+    private static final Pattern CODE_URL = Pattern.compile("(?i)(?<![a-z0-9+.-])(data|https?|ftps?|blob|javascript"
+            + "|php|phar|expect|glob|zip|zlib|compress\\.zlib|compress\\.bzip2|rar|ogg|ssh2\\.[a-z]+):");
 
     private InterpreterValidator(Builder b) {
         this.name = b.name;
@@ -71,7 +80,14 @@ final class InterpreterValidator implements ArgumentValidator {
         this.rescan = Set.copyOf(b.rescan);
         this.anyLongWithValue = b.anyLongWithValue;
         this.noScriptReadsStdin = b.noScriptReadsStdin;
+        this.shapes = Map.copyOf(b.shapes);
     }
+
+    /**
+     * A module name with an optional import list, as perl's {@code -M}, {@code -m} and {@code -d:} paste them into
+     * program text ({@code use Module split(/,/, q{list})}): anything else there is code ({@code -M'strict;system...'}).
+     */
+    private static final String PERL_MODULE = "[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*(=[A-Za-z0-9_,.:/+-]*)?";
 
     /**
      * perl: {@code -e -E} (program text), {@code -S} (looks the script up on PATH), {@code -} and no script (stdin).
@@ -85,11 +101,14 @@ final class InterpreterValidator implements ArgumentValidator {
                 .prefix('l', Kind.FLAG, "[0-7]*")
                 .prefix('C', Kind.FLAG, "[0-9]+|[IOESioDALa]*")
                 .prefix('D', Kind.FLAG, "[0-9]*")
-                .prefix('d', Kind.FLAG, "t?([:=].*)?")
+                .prefix('d', Kind.FLAG, "t?(:" + PERL_MODULE + ")?")
                 .letters("vh", Kind.INFO)
                 .prefix('V', Kind.INFO, "(:.*)?")
                 .letters("iFx", Kind.ATTACHED)
                 .letters("IMm", Kind.VALUE)
+                .shape('M', "-?" + PERL_MODULE)
+                .shape('m', "-?" + PERL_MODULE)
+                .shape('F', "(/[^/;(){}$@`]*/|[^/\"';(){}$@`][^;(){}$@`]*)?")
                 .refuse("-S", "'-S' looks the script up on PATH")
                 .build();
     }
@@ -149,7 +168,7 @@ final class InterpreterValidator implements ArgumentValidator {
                         "--no-global-search-paths", "--disallow-code-generation-from-strings", "--cpu-prof",
                         "--heap-prof", "--prof", "--report-on-fatalerror", "--report-uncaught-exception",
                         "--experimental-default-type")
-                .modules("-r", "--require", "--import", "--loader", "--experimental-loader")
+                .modules("-r", "--require", "--import", "--loader", "--experimental-loader", "--test-reporter")
                 .rescan("inspect")
                 .anyLongWithValue()
                 .build();
@@ -253,6 +272,7 @@ final class InterpreterValidator implements ArgumentValidator {
             if (reason != null) {
                 throw refuse(argv, reason);
             }
+            checkCodeUrl(argv, a);
             // --name=value is one option; single-dash words (tclsh's -encoding) match only as a whole
             int eq = a.startsWith("--") ? a.indexOf('=') : -1;
             String word = eq > 0 ? a.substring(0, eq) : a;
@@ -289,6 +309,7 @@ final class InterpreterValidator implements ArgumentValidator {
                             i++;
                             value = i < argv.size() ? argv.get(i) : "";
                         }
+                        checkCodeUrl(argv, value);
                         checkModule(argv, word, value);
                     }
                     default -> {
@@ -342,10 +363,14 @@ final class InterpreterValidator implements ArgumentValidator {
                             i++;
                             value = i < argv.size() ? argv.get(i) : "";
                         }
+                        checkCodeUrl(argv, value);
+                        checkShape(argv, c, value);
                         checkModule(argv, "-" + c, value);
                     }
                     default -> {
                         // ATTACHED: the rest of the cluster is its value
+                        checkCodeUrl(argv, rest);
+                        checkShape(argv, c, rest);
                     }
                 }
                 break;
@@ -360,6 +385,29 @@ final class InterpreterValidator implements ArgumentValidator {
     private RuntimeException refuseNoScript(List<String> argv) {
         return refuseInline(argv, "without a script, " + name + " reads its program from stdin");
     }
+
+    private void checkCodeUrl(List<String> argv, String value) {
+        if (value.length() > MAX_SCANNED) {
+            throw refuseInline(argv, name + " option value of " + value.length() + " characters is longer than any"
+                    + " real option needs");
+        }
+        Matcher m = CODE_URL.matcher(value);
+        if (m.find()) {
+            throw refuseInline(argv, name + " option value '" + Validation.abbreviate(value) + "' carries a '"
+                    + m.group(1) + ":' URL, whose content would be loaded as program text");
+        }
+    }
+
+    private void checkShape(List<String> argv, char letter, String value) {
+        Pattern shape = shapes.get(letter);
+        if (shape != null && !shape.matcher(value).matches()) {
+            throw refuseInline(argv, name + "'s '-" + letter + "' value '" + Validation.abbreviate(value) + "' is"
+                    + " pasted into program text, and it is not a plain name");
+        }
+    }
+
+    /** Option values longer than this are refused outright: no real option needs one. */
+    private static final int MAX_SCANNED = 4096;
 
     private void checkModule(List<String> argv, String option, String value) {
         if (!moduleOptions.contains(option)) {
@@ -401,6 +449,7 @@ final class InterpreterValidator implements ArgumentValidator {
         private final Set<String> rescan = new HashSet<>();
         private boolean anyLongWithValue;
         private boolean noScriptReadsStdin = true;
+        private final Map<Character, Pattern> shapes = new HashMap<>();
 
         Builder(String name, String example) {
             this.name = name;
@@ -430,6 +479,12 @@ final class InterpreterValidator implements ArgumentValidator {
         Builder prefix(char letter, Kind kind, String shape) {
             letters(String.valueOf(letter), kind);
             prefixes.put(letter, Pattern.compile(shape));
+            return this;
+        }
+
+        /** The value of letter {@code c} must match {@code regex} as a whole. */
+        Builder shape(char c, String regex) {
+            shapes.put(c, Pattern.compile(regex));
             return this;
         }
 
