@@ -394,7 +394,7 @@ final class InterpreterValidator implements ArgumentValidator {
         Matcher m = CODE_URL.matcher(value);
         if (m.find()) {
             throw refuseInline(argv, name + " option value '" + Validation.abbreviate(value) + "' carries a '"
-                    + m.group(1) + ":' URL, whose content would be loaded as program text");
+                    + m.group(1).toLowerCase(Locale.ROOT) + ":' URL, whose content would be loaded as program text");
         }
     }
 

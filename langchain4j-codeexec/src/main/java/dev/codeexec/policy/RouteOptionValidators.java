@@ -14,8 +14,15 @@ final class RouteOptionValidators {
     private RouteOptionValidators() {
     }
 
-    /** Every table by command name, in the order the documentation lists them. */
+    /** Built once, so that two default policies hold the same validators (and are equal). */
+    private static final Map<String, ArgumentValidator> ALL = build();
+
+    /** Every table by command name, in the order the documentation lists them; unmodifiable. */
     static Map<String, ArgumentValidator> all() {
+        return ALL;
+    }
+
+    private static Map<String, ArgumentValidator> build() {
         Map<String, ArgumentValidator> m = new LinkedHashMap<>();
         ArgumentValidator make = make();
         for (String n : new String[] {"make", "gmake", "remake", "bmake", "pmake"}) {
@@ -59,7 +66,7 @@ final class RouteOptionValidators {
                 "wren", "janet", "fennel", "hy"}) {
             m.put(n, new ScriptOnlyValidator(n));
         }
-        return m;
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     /** make: command-line variable assignments ({@code SHELL=}, {@code CC=}), {@code --eval}/{@code -E}, stdin makefiles. */

@@ -121,7 +121,7 @@ class CommandIdentityAttackIT {
                 c("wrapper", "script", "", "script", "script -qc MARK /dev/null"),
                 c("wrapper", "gdb", "", "gdb", "gdb -batch -ex run --args /usr/bin/id"),
                 c("wrapper", "valgrind", "", "valgrind", "valgrind -q MARK"),
-                c("wrapper", "vim", "", "vim", "vim -es -c !MARK -c qa"),
+                c("wrapper", "vim", "", "vim", "vim -es -c '!MARK' -c qa"),
                 // (b) interpreters and programs under another name
                 c("renamed", "", "cp /usr/bin/id work/calc", "cp", "work/calc"),
                 c("renamed", "/usr/bin/python3", "cp /usr/bin/python3 work/calc", "cp", "work/calc -c " + py),
