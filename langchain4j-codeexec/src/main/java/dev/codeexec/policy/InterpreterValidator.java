@@ -69,7 +69,7 @@ final class InterpreterValidator implements ArgumentValidator {
     private static final Pattern CODE_URL = Pattern.compile("(?i)(?<![a-z0-9+.-])(data|https?|ftps?|blob|javascript"
             + "|php|phar|expect|glob|zip|zlib|compress\\.zlib|compress\\.bzip2|rar|ogg|ssh2\\.[a-z]+):");
 
-    private InterpreterValidator(Builder b) {
+    InterpreterValidator(InterpreterTable b) {
         this.name = b.name;
         this.example = b.example;
         this.words = Map.copyOf(b.words);
@@ -94,7 +94,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * Allowed: the other switches of perlrun, e.g. {@code -n -p -a -F: -l -i.bak -w -Mstrict -Ilib -c}.
      */
     static InterpreterValidator perl() {
-        return new Builder("perl", "perl work/script.pl")
+        return new InterpreterTable("perl", "perl work/script.pl")
                 .letters("eE", Kind.INLINE)
                 .letters("acfnpstTuUwWX", Kind.FLAG)
                 .prefix('0', Kind.FLAG, "[xX][0-9a-fA-F]*|[0-7]*")
@@ -118,7 +118,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * Allowed: {@code -n -p -a -l -c -w -W2 -rjson -Ilib -Eutf-8 --jit --yjit --enable=... --disable-gems}, ...
      */
     static InterpreterValidator ruby() {
-        return new Builder("ruby", "ruby work/script.rb")
+        return new InterpreterTable("ruby", "ruby work/script.rb")
                 .letters("e", Kind.INLINE)
                 .letters("acdlnpswy", Kind.FLAG)
                 .prefix('0', Kind.FLAG, "[0-7]{0,4}")
@@ -145,7 +145,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * {@code -r ./setup.js}, {@code --test}, {@code --watch}, and any {@code --name=value} option.
      */
     static InterpreterValidator node() {
-        return new Builder("node", "node work/script.js")
+        return new InterpreterTable("node", "node work/script.js")
                 .letters("ep", Kind.INLINE)
                 .letters("i", Kind.STDIN)
                 .letters("c", Kind.FLAG)
@@ -180,7 +180,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * {@code -d key=value}, {@code -c php.ini}, information options ({@code -v -m -i --ini}).
      */
     static InterpreterValidator php() {
-        return new Builder("php", "php work/script.php")
+        return new InterpreterTable("php", "php work/script.php")
                 .letters("rBRE", Kind.INLINE)
                 .letters("a", Kind.STDIN)
                 .letters("eHlnqsw", Kind.FLAG)
@@ -204,7 +204,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * {@code -O}, {@code -j} and {@code -b} (save bytecode).
      */
     static InterpreterValidator lua() {
-        return new Builder("lua", "lua work/script.lua")
+        return new InterpreterTable("lua", "lua work/script.lua")
                 .letters("e", Kind.INLINE)
                 .letters("i", Kind.STDIN)
                 .letters("EW", Kind.FLAG)
@@ -221,7 +221,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * prints its usage.
      */
     static InterpreterValidator rscript() {
-        return new Builder("Rscript", "Rscript work/script.R")
+        return new InterpreterTable("Rscript", "Rscript work/script.R")
                 .letters("e", Kind.INLINE)
                 .words(Kind.SCRIPT, "--file")
                 .words(Kind.INFO, "--help", "--version")
@@ -236,14 +236,14 @@ final class InterpreterValidator implements ArgumentValidator {
 
     /** tclsh: no script (stdin; so is any unknown option, which tclsh takes for a missing script). */
     static InterpreterValidator tclsh() {
-        return new Builder("tclsh", "tclsh work/script.tcl")
+        return new InterpreterTable("tclsh", "tclsh work/script.tcl")
                 .words(Kind.VALUE, "-encoding")
                 .build();
     }
 
     /** wish: no script (stdin). Allowed: a script and Tk's options ({@code -display}, {@code -geometry}, ...). */
     static InterpreterValidator wish() {
-        return new Builder("wish", "wish work/script.tcl")
+        return new InterpreterTable("wish", "wish work/script.tcl")
                 .words(Kind.VALUE, "-encoding", "-colormap", "-display", "-geometry", "-name", "-use", "-visual")
                 .words(Kind.FLAG, "-sync")
                 .build();
@@ -435,87 +435,5 @@ final class InterpreterValidator implements ArgumentValidator {
     @Override
     public String toString() {
         return "ArgumentValidators." + CommandNames.fold(name) + "()";
-    }
-
-    /** Builds an interpreter's table. */
-    private static final class Builder {
-        private final String name;
-        private final String example;
-        private final Map<String, Kind> words = new HashMap<>();
-        private final Map<Character, Kind> letters = new HashMap<>();
-        private final Map<Character, Pattern> prefixes = new HashMap<>();
-        private final Map<String, String> refused = new HashMap<>();
-        private final Set<String> moduleOptions = new HashSet<>();
-        private final Set<String> rescan = new HashSet<>();
-        private boolean anyLongWithValue;
-        private boolean noScriptReadsStdin = true;
-        private final Map<Character, Pattern> shapes = new HashMap<>();
-
-        Builder(String name, String example) {
-            this.name = name;
-            this.example = example;
-            words.put("--", Kind.END);
-        }
-
-        Builder letters(String chars, Kind kind) {
-            for (char c : chars.toCharArray()) {
-                if (letters.put(c, kind) != null) {
-                    throw new IllegalStateException(name + ": letter -" + c + " given twice");
-                }
-            }
-            return this;
-        }
-
-        Builder words(Kind kind, String... options) {
-            for (String o : options) {
-                if (words.put(o, kind) != null) {
-                    throw new IllegalStateException(name + ": option " + o + " given twice");
-                }
-            }
-            return this;
-        }
-
-        /** A letter of {@code kind} that first consumes an attached value matching {@code shape}. */
-        Builder prefix(char letter, Kind kind, String shape) {
-            letters(String.valueOf(letter), kind);
-            prefixes.put(letter, Pattern.compile(shape));
-            return this;
-        }
-
-        /** The value of letter {@code c} must match {@code regex} as a whole. */
-        Builder shape(char c, String regex) {
-            shapes.put(c, Pattern.compile(regex));
-            return this;
-        }
-
-        Builder refuse(String option, String reason) {
-            refused.put(option, reason);
-            return this;
-        }
-
-        Builder modules(String... options) {
-            moduleOptions.addAll(List.of(options));
-            return this;
-        }
-
-        Builder rescan(String... subcommands) {
-            rescan.addAll(List.of(subcommands));
-            return this;
-        }
-
-        /** Any {@code --name=value} is accepted: the interpreter takes it as one word, whatever the name. */
-        Builder anyLongWithValue() {
-            anyLongWithValue = true;
-            return this;
-        }
-
-        Builder noScriptPrintsUsage() {
-            noScriptReadsStdin = false;
-            return this;
-        }
-
-        InterpreterValidator build() {
-            return new InterpreterValidator(this);
-        }
     }
 }

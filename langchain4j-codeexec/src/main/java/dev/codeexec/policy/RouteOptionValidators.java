@@ -125,7 +125,7 @@ final class RouteOptionValidators {
                 .longOption("--config", "'--config' reads a daemon configuration that runs commands")
                 .minAbbrev(4)
                 .valueLetters("BfT@")
-                .operand("[^/:]+:(?!:).*", "an rsync to or from 'host:path' runs ssh")
+                .operand("(?!rsync://)[^/:]+:(?!:).*", "an rsync to or from 'host:path' runs ssh")
                 .build();
     }
 
