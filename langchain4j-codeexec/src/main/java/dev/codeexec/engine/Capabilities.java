@@ -17,14 +17,24 @@ import java.util.Set;
  * @param enforcedLimits   the {@link ResourceLimit}s the engine enforces; others are refused
  * @param diskQuota        true when a workspace's disk use is bounded: {@link WorkspacePolicy#maxDiskBytes()} is
  *                         enforced (engines without a quota refuse a policy that sets it)
+ * @param commandAllowListEnforcement how far a command policy's allow list holds on this engine:
+ *                         {@link CommandAllowListEnforcement#TEXT} (checked before the run; the default, and what every
+ *                         engine declares today) or {@link CommandAllowListEnforcement#KERNEL} (also enforced at exec
+ *                         time). Independently of it, the tools decide a policy run on the files its command words
+ *                         reach only on engines that run programs on this host's file system ({@link Isolation#NONE},
+ *                         {@link Isolation#OS_SANDBOX}); on the others a command written as a path is refused, since
+ *                         the file it names cannot be seen
  */
 public record Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
                            boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
-                           boolean diskQuota) {
+                           boolean diskQuota, CommandAllowListEnforcement commandAllowListEnforcement) {
 
     public Capabilities {
         if (isolation == null) {
             throw new IllegalArgumentException("isolation must not be null");
+        }
+        if (commandAllowListEnforcement == null) {
+            commandAllowListEnforcement = CommandAllowListEnforcement.TEXT;
         }
         enforcedLimits = enforcedLimits == null || enforcedLimits.isEmpty()
                 ? Set.of() : Set.copyOf(EnumSet.copyOf(enforcedLimits));
@@ -65,7 +75,8 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
     public Builder toBuilder() {
         return new Builder().isolation(isolation).networkAllowed(networkAllowed).readOnlyMount(readOnlyMount)
                 .streaming(streaming).supportsCleanEnv(supportsCleanEnv).interactive(interactive)
-                .enforcedLimits(enforcedLimits).diskQuota(diskQuota);
+                .enforcedLimits(enforcedLimits).diskQuota(diskQuota)
+                .commandAllowListEnforcement(commandAllowListEnforcement);
     }
 
     /** Builder for {@link Capabilities}; every flag defaults to false (claim nothing). */
@@ -78,6 +89,7 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         private boolean interactive;
         private Set<ResourceLimit> enforcedLimits = Set.of();
         private boolean diskQuota;
+        private CommandAllowListEnforcement commandAllowListEnforcement = CommandAllowListEnforcement.TEXT;
 
         public Builder isolation(Isolation isolation) {
             this.isolation = isolation;
@@ -130,9 +142,19 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
             return diskQuota(v);
         }
 
+        /**
+         * How far a command policy's allow list holds; see {@link Capabilities#commandAllowListEnforcement()}.
+         * Default {@link CommandAllowListEnforcement#TEXT}: claim {@code KERNEL} only where the kernel refuses to
+         * execute every program that is not on the list.
+         */
+        public Builder commandAllowListEnforcement(CommandAllowListEnforcement v) {
+            this.commandAllowListEnforcement = v == null ? CommandAllowListEnforcement.TEXT : v;
+            return this;
+        }
+
         public Capabilities build() {
             return new Capabilities(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv,
-                    interactive, enforcedLimits, diskQuota);
+                    interactive, enforcedLimits, diskQuota, commandAllowListEnforcement);
         }
     }
 }

@@ -2,10 +2,13 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.engine.Workspace;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.EnvironmentScrubber;
 import dev.codeexec.policy.ParsedCommand;
+import java.nio.file.Path;
 import java.util.Map;
 
 /**
@@ -37,16 +40,44 @@ final class CommandGate {
     }
 
     /**
-     * The {@code sh -c} script for {@code commandLine}.
+     * The {@code sh -c} script for {@code commandLine} run in no particular workspace: a command written as a
+     * relative path is refused.
      *
      * @throws dev.codeexec.engine.PolicyViolationException when the policy refuses it; the message says why
      */
     String check(Engine engine, String commandLine) {
+        return check(engine, commandLine, null, null);
+    }
+
+    /**
+     * The {@code sh -c} script for {@code commandLine}, decided on the files it will execute, per call.
+     *
+     * <p>On the backends that run programs on this host's file system (local, OS sandbox), every command word is
+     * followed to its file in the workspace's view (relative ones from the run's working directory) and judged by
+     * what that file is ({@link ParsedCommand#resolveExecutables(String, Path)}). On the others the policy cannot see
+     * the files: bare names are checked by name and looked up there when the run starts, and a command written as a
+     * path is refused (fail closed).
+     *
+     * @param ws  the workspace the command will run in, or null
+     * @param cwd the workspace-relative working directory of the run, or null for the workspace root
+     * @throws dev.codeexec.engine.PolicyViolationException when the policy refuses it; the message says why
+     */
+    String check(Engine engine, String commandLine, Workspace ws, String cwd) {
         ParsedCommand parsed = policy.check(commandLine);
         Isolation isolation = engine.describe().isolation();
         if (isolation == Isolation.NONE || isolation == Isolation.OS_SANDBOX) {
             // These backends run programs on this host's file system, so the lookup here is the lookup there.
-            parsed = parsed.resolveExecutables(path);
+            Path dir = ws == null ? null : Path.of(ws.path()).resolve(cwd == null ? "" : cwd).normalize();
+            parsed = parsed.resolveExecutables(path, dir);
+        } else {
+            for (String command : parsed.commands()) {
+                if (command.indexOf('/') >= 0) {
+                    throw new PolicyViolationException("command '" + (command.length() <= 80 ? command
+                            : command.substring(0, 77) + "...") + "' is written as a path, and on the '"
+                            + engine.name() + "' engine the command policy cannot see which file a path names;"
+                            + " write the command's bare name. Nothing was run.");
+                }
+            }
         }
         return parsed.toShellScript();
     }

@@ -2,6 +2,7 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.Workspace;
 import java.time.Duration;
 import java.util.Map;
 
@@ -26,18 +27,19 @@ final class CommandSpecs {
     }
 
     /**
+     * @param ws the workspace the run will use (the policy decides on the files it will execute there)
      * @throws dev.codeexec.engine.PolicyViolationException       when the policy refuses the line
      * @throws dev.codeexec.engine.UnsupportedCapabilityException when a policy is set and the engine cannot start
      *                                                            programs from a clean environment
      */
-    RunProgramSpec command(Engine engine, String command, Map<String, String> env, String cwd, String stdin,
-                           Duration timeout) {
+    RunProgramSpec command(Engine engine, Workspace ws, String command, Map<String, String> env, String cwd,
+                           String stdin, Duration timeout) {
         String line = command;
         Map<String, String> runEnv = env == null ? Map.of() : env;
         boolean cleanEnv = !inheritEnvironment && engine.describe().supportsCleanEnv();
         if (gate != null) {
             gate.requireCleanEnv(engine);
-            line = gate.check(engine, command);
+            line = gate.check(engine, command, ws, cwd);
             runEnv = gate.scrubEnv(runEnv);
             cleanEnv = true;
         }

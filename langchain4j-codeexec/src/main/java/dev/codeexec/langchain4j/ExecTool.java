@@ -52,15 +52,17 @@ final class ExecTool implements ToolHandler {
         Duration timeout = RunArguments.timeout(args, settings, background);
         Duration yield = RunArguments.yield(args, settings);
 
-        RunProgramSpec spec = commands.command(call.engine(), command, env, cwd, stdin, timeout);
         if (background) {
             InteractiveProgramRunner runner = call.engine().interactive().orElseThrow(() -> new ToolRefusal(
                     ToolErrorKind.UNSUPPORTED, "background sessions need an engine with interactive sessions, and the '"
                     + call.engine().name() + "' engine has none. Nothing was started; run the command without "
                     + "background=true (it may run up to " + settings.maxTimeout().toSeconds() + " seconds)."));
-            return workspaces.inWorkspace(call, ws -> sessions.start(call, ws, runner, spec, yield));
+            return workspaces.inWorkspace(call, ws -> sessions.start(call, ws, runner,
+                    commands.command(call.engine(), ws, command, env, cwd, stdin, timeout), yield));
         }
         return workspaces.inWorkspaceKeepingListing(call, ws -> {
+            // decided per call, in the workspace, on the files the command will execute there
+            RunProgramSpec spec = commands.command(call.engine(), ws, command, env, cwd, stdin, timeout);
             ChangeTrackers.Tracked<RunResult> run = changes.tracking(call, ws,
                     () -> call.runProgram(ws, spec));
             RunResult r = run.result();

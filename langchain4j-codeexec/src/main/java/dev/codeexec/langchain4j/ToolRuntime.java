@@ -126,9 +126,9 @@ final class ToolRuntime implements AutoCloseable {
     }
 
     /** The spec {@code workspace_exec} would run for a command line; see {@link CommandSpecs}. */
-    RunProgramSpec commandSpec(Engine engine, String command, Map<String, String> env, String cwd, String stdin,
-                               Duration timeout) {
-        return commands.command(engine, command, env, cwd, stdin, timeout);
+    RunProgramSpec commandSpec(Engine engine, Workspace ws, String command, Map<String, String> env, String cwd,
+                               String stdin, Duration timeout) {
+        return commands.command(engine, ws, command, env, cwd, stdin, timeout);
     }
 
     /** The artifact prefix of a workspace key under the configured scope. */

@@ -116,9 +116,9 @@ public final class WorkspaceIO {
      */
     public RunResult runCommand(String commandLine, String cwd, Duration timeout) {
         Objects.requireNonNull(commandLine, "commandLine");
-        RunProgramSpec spec = runtime.commandSpec(engine, commandLine, Map.of(), cwd,
-                null, timeout == null ? runtime.settings().defaultTimeout() : timeout);
-        return run(spec);
+        Duration limit = timeout == null ? runtime.settings().defaultTimeout() : timeout;
+        return runtime.withWorkspace(engine, key, ws -> engine.runner().runProgram(ws,
+                runtime.commandSpec(engine, ws, commandLine, Map.of(), cwd, null, limit)));
     }
 
     /** {@link #runCommand(String, String, Duration)} in the workspace root with the default time limit. */

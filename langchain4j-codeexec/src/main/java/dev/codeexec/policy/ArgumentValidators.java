@@ -9,9 +9,9 @@ import java.util.Map;
  * <p><b>Best effort, and only the command line.</b> Each validator refuses the known routes from the arguments of its
  * command to another program (or to writing files where that is the route) and, where the syntax is rich, accepts only
  * a subset it understands. None of them can see what the command reads from files: a python script, a
- * {@code .git/config} or hook, an awk program file (refused for that reason), a perl or node script. None covers
- * commands without a validator (make, npm, ssh, rsync {@code -e}, ...); leave those off the allow list, or write a
- * validator. The backend's isolation is what bounds a command that gets through.
+ * {@code .git/config} or hook, an awk program file (refused for that reason), a perl or node script, a
+ * {@code Makefile}. None covers commands without a validator (npm, pip, cmake, ...); leave those off the allow list,
+ * or write a validator. The backend's isolation is what bounds a command that gets through.
  *
  * <p>GNU tools accept any unambiguous prefix of a long option ({@code --compress-prog} for
  * {@code --compress-program}); the validators that refuse long options refuse every prefix of them, and those that
@@ -50,7 +50,11 @@ public final class ArgumentValidators {
      * ({@link #split()}), and the interpreters {@code perl} ({@link #perl()}), {@code ruby} ({@link #ruby()}),
      * {@code node nodejs} ({@link #node()}), {@code php php-cli} ({@link #php()}), {@code lua luajit}
      * ({@link #lua()}), {@code Rscript} ({@link #rscript()}), {@code tclsh} ({@link #tclsh()}) and {@code wish}
-     * ({@link #wish()}). A new modifiable map on every call.
+     * ({@link #wish()}); the option tables of tools that run a program named in their options ({@code make},
+     * the C compilers and cross compilers, {@code rsync ssh scp zip sdiff diff3 install man wget nc ip sqlite3 java
+     * cargo go deno bun}); and script-only validators for interpreters whose options are not tabled ({@code julia},
+     * {@code raku}, {@code guile}, {@code elixir}, {@code groovy}, {@code jshell}, ...). See docs/command-policy.md.
+     * A new modifiable map on every call.
      */
     public static Map<String, ArgumentValidator> defaults() {
         Map<String, ArgumentValidator> m = new LinkedHashMap<>();
@@ -83,6 +87,7 @@ public final class ArgumentValidators {
         m.put("rscript", RSCRIPT);
         m.put("tclsh", TCLSH);
         m.put("wish", WISH);
+        m.putAll(RouteOptionValidators.all());
         return m;
     }
 

@@ -131,6 +131,12 @@ final class BuiltInDenyList {
                 List.of("torsocks", "torify", "proxychains", "proxychains4", "tsocks", "socksify", "graftcp",
                         "socat", "tcpsvd", "udpsvd")),
 
+        INPUT_COMMANDS("a program that runs the shell commands named in the input it reads ('!cmd', 'syscmd',"
+                + " 'system'), and the policy cannot see that input (the tool's stdin or a file)", RUN_DIRECTLY,
+                List.of("dc", "ed", "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "emacs",
+                        "emacsclient", "m4", "gm4", "gnuplot", "sftp", "ftp", "lftp", "tftp", "mysql", "mariadb",
+                        "psql", "mailx", "mail")),
+
         WINDOWS_LAUNCHERS("a Windows launcher, which runs the program or script named in its arguments",
                 RUN_DIRECTLY,
                 List.of("runas", "wsl", "wscript", "cscript", "mshta", "rundll32")),

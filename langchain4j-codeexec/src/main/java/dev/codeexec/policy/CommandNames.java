@@ -3,6 +3,8 @@ package dev.codeexec.policy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * How command names are compared. Deny lists and validator keys match loosely (so a spelling cannot dodge them); allow
@@ -62,6 +64,26 @@ final class CommandNames {
             add(out, base);
         }
         return out;
+    }
+
+    /** A tool name behind a target triple ({@code x86_64-linux-gnu-gcc}). */
+    private static final Pattern CROSS_TOOL =
+            Pattern.compile("[a-z0-9_.]+(?:-[a-z0-9_.]+)*-(gcc|g\\+\\+|cc|c\\+\\+|clang|clang\\+\\+|gfortran|cpp)");
+
+    /**
+     * The compiler name behind a cross toolchain's prefix among {@code candidates} ({@code x86_64-linux-gnu-gcc-12}
+     * gives {@code gcc}), or null.
+     */
+    static String crossTool(List<String> candidates) {
+        for (String c : candidates) {
+            if (c.length() <= 255) {
+                Matcher m = CROSS_TOOL.matcher(c);
+                if (m.matches()) {
+                    return m.group(1);
+                }
+            }
+        }
+        return null;
     }
 
     /** How many versions and variants {@link #candidates} removes at most. */

@@ -2,23 +2,19 @@ package dev.codeexec.policy;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,7 +61,13 @@ import org.slf4j.LoggerFactory;
  * <p>A policy run must also start from a clean environment, or {@code BASH_ENV}, {@code LD_PRELOAD} and friends would
  * undo all of this: scrub caller-provided variables with {@link EnvironmentScrubber} and refuse engines whose
  * {@code Capabilities.supportsCleanEnv()} is false (the LangChain4j tools do both). Run the result through
- * {@link ParsedCommand#resolveExecutables(String)} and {@link ParsedCommand#toShellScript()}.
+ * {@link ParsedCommand#resolveExecutables(String, java.nio.file.Path)}, per run, which also decides every command on
+ * the file it will execute (its real name, its identity when it is a copy of a program the policy judges by name, its
+ * {@code #!} interpreter), and {@link ParsedCommand#toShellScript()}.
+ *
+ * <p>A deny list can never name every wrapper; an allow list can be exact. Use an allow list in production, on a
+ * backend that isolates the run; {@code Capabilities.commandAllowListEnforcement()} says whether the engine also
+ * enforces it when a program is executed (no engine does yet).
  *
  * <pre>{@code
  * CommandPolicy policy = CommandPolicy.builder()
@@ -108,6 +110,8 @@ public final class CommandPolicy {
     private final Set<String> deniedKeys;
     /** Validators by {@link CommandNames#key}, in insertion order. */
     private final Map<String, ArgumentValidator> validators;
+    /** {@link KnownPrograms} by {@code PATH}: a cache, not part of the policy's value. */
+    private final Map<String, KnownPrograms> knownByPath = new ConcurrentHashMap<>();
 
     private CommandPolicy(boolean enforcing, Set<String> allowed, Set<String> denied,
                           Map<String, ArgumentValidator> validators) {
@@ -230,41 +234,22 @@ public final class CommandPolicy {
 
     /**
      * The files on this host that hold the programs this policy's deny list names, for a backend that can make them
-     * unavailable at run time. A name-based check sees only the first word of each command; a denied program can
-     * still be started by a program the policy allowed (an allowed {@code python3} script calling
-     * {@code subprocess.run(["curl", ...])}, a {@code git} alias, a {@code Makefile}). Only a backend that hides the
-     * file stops those: the sandbox engine can hide each returned path the way it hides other host paths (a hidden
-     * file cannot be opened). This method does not hide anything itself.
+     * unavailable at run time. A name-based check cannot stop a program the policy allowed from starting a denied one
+     * (an allowed {@code python3} script calling {@code subprocess.run(["curl", ...])}, a {@code Makefile}); a backend
+     * that hides the file does (the sandbox engine: a hidden file cannot be opened). This method hides nothing itself.
      *
-     * <p>What it finds, for every absolute entry of {@code path} (relative and empty entries are skipped, as
-     * {@link ParsedCommand#resolveExecutables(String)} skips them):
-     * <ul>
-     *   <li>every directory entry whose name the deny list matches, loosely as {@link #check(String)} matches it
-     *       ({@code curl}, {@code python3} and {@code python3.12} for a deny of {@code python}), followed through
-     *       symbolic links to the file it names: {@code /usr/bin/nc} gives {@code /usr/bin/nc.openbsd} when it is a
-     *       link to it, and {@code /bin/curl} gives {@code /usr/bin/curl} when {@code /bin} is a link to
-     *       {@code /usr/bin};</li>
-     *   <li>every other entry of those directories that is the same file (a hard link) as one found, whatever its
-     *       name;</li>
-     *   <li>every absolute deny entry ({@code deny("/opt/tools/bin/curl")}) that exists, followed through links.</li>
-     * </ul>
-     * Regular files count whether or not they are executable: the dynamic loader runs any program file it can read
-     * ({@code /lib64/ld-linux-x86-64.so.2 ./curl}), so removing the execute bit or a {@code PATH} entry does not make
-     * a program unavailable; hiding its file does. Hiding the file also closes every wrapper route at once (the
-     * loader, {@code env}, {@code strace}, {@code gdb}, ...): whatever starts the program must read the file.
+     * <p>For every absolute entry of {@code path} (relative and empty entries are skipped): every directory entry whose
+     * name the deny list matches (loosely, as {@link #check(String)} does), followed through symbolic links to its file
+     * ({@code /usr/bin/nc} gives {@code /usr/bin/nc.openbsd}); every other entry that is the same file (a hard link);
+     * and every absolute deny entry that exists. Regular files count whether or not they are executable: the dynamic
+     * loader runs any program file it can read, so only hiding the file makes a program unavailable, and that closes
+     * every wrapper route at once.
      *
-     * <p>What it does not include, on purpose:
-     * <ul>
-     *   <li>the {@linkplain #builtInDeniedCommands() built-in list}'s programs: {@code sh} runs every policy command,
-     *       {@code env} is the {@code #!} line of many scripts, and the dynamic loader is needed by every dynamically
-     *       linked program (the kernel itself starts it); they are refused on the command line instead, where the
-     *       policy sees them;</li>
-     *   <li>copies outside {@code path}, and programs that do the same job under another name ({@code wget} for a
-     *       deny of {@code curl}): a deny list names what you thought of;</li>
-     *   <li>relative deny entries ({@code ./tool}): they name a file in the workspace.</li>
-     * </ul>
-     * When a denied name is a link to a multi-call binary ({@code wget} to {@code busybox}), the binary itself is
-     * returned, and hiding it hides every program it provides (on Alpine, {@code sh} as well): check the result
+     * <p>Not included: the {@linkplain #builtInDeniedCommands() built-in list}'s programs ({@code sh} runs every policy
+     * command, {@code env} is the {@code #!} line of many scripts, every dynamically linked program needs the loader;
+     * they are refused on the command line instead), copies outside {@code path}, programs that do the same job under
+     * another name, and relative deny entries. When a denied name is a link to a multi-call binary ({@code wget} to
+     * {@code busybox}), the binary itself is returned, and hiding it hides every program it provides: check the result
      * before hiding it.
      *
      * @param path a POSIX {@code PATH} value ({@code :}-separated), the one the runs will use; must not be blank
@@ -273,73 +258,7 @@ public final class CommandPolicy {
      * @throws InvalidSpecException when {@code path} is null or blank
      */
     public Set<Path> deniedExecutables(String path) {
-        if (path == null || path.isBlank()) {
-            throw new InvalidSpecException("path must not be null or blank");
-        }
-        Set<Path> found = new TreeSet<>();
-        if (deniedKeys.isEmpty()) {
-            return Collections.unmodifiableSet(found);
-        }
-        List<Path> dirs = new ArrayList<>();
-        for (String entry : path.split(":", -1)) {
-            if (entry.startsWith("/")) {
-                dirs.add(Path.of(entry));
-            }
-        }
-        List<Path> entries = new ArrayList<>();
-        for (Path dir : dirs) {
-            try (Stream<Path> list = Files.list(dir)) {
-                list.forEach(entries::add);
-            } catch (IOException | RuntimeException e) {
-                // Not a readable directory: nothing on it can be run from this PATH entry either.
-            }
-        }
-        for (Path entry : entries) {
-            if (isDenied(entry.getFileName().toString())) {
-                addRealFile(found, entry);
-            }
-        }
-        for (String d : denied) {
-            if (d.startsWith("/")) {
-                addRealFile(found, Path.of(d));
-            }
-        }
-        Set<Object> keys = new HashSet<>();
-        for (Path p : found) {
-            Object key = fileKey(p);
-            if (key != null) {
-                keys.add(key);
-            }
-        }
-        if (!keys.isEmpty()) {
-            for (Path entry : entries) {
-                Object key = fileKey(entry);
-                if (key != null && keys.contains(key)) {
-                    addRealFile(found, entry);
-                }
-            }
-        }
-        return Collections.unmodifiableSet(found);
-    }
-
-    private static void addRealFile(Set<Path> found, Path p) {
-        try {
-            Path real = p.toRealPath();
-            if (Files.isRegularFile(real)) {
-                found.add(real);
-            }
-        } catch (IOException | RuntimeException e) {
-            // A dangling link or an unreadable entry: there is no file to hide.
-        }
-    }
-
-    private static Object fileKey(Path p) {
-        try {
-            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-            return a.isRegularFile() ? a.fileKey() : null;
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return DeniedExecutables.find(path, denied, deniedKeys.isEmpty(), this::isDenied);
     }
 
     private void checkName(String name) {
@@ -371,45 +290,61 @@ public final class CommandPolicy {
     }
 
     /**
-     * Checks a resolved segment again by the name of the file its command really is, for commands that are symbolic
-     * links: {@code x86_64} is {@code setarch}, Debian's {@code open} is {@code openvt}, {@code /usr/bin/ld.so} is the
-     * dynamic loader, a {@code py} link may be {@code python3.12}. The built-in list, the deny list and the validator
-     * of the real name apply as they would to that name; the allow list does not (it names what may be written).
-     * Multi-call binaries are exempt: they behave as the name they are run under, which was checked.
+     * Judges the file a resolved segment will execute under one of the names that file really has (its real name, the
+     * name of the known program it is a copy of, its {@code #!} interpreter): the built-in list, the deny list and the
+     * validator of that name apply as they would to that name; the allow list does not (it names what may be
+     * written). See {@link CommandFiles}.
      *
-     * @param written  the command as the model wrote it, for the message (a resolved path would show host paths)
-     * @param segment  the segment as resolved (its command is an absolute path)
-     * @param realName the basename of the file the command resolves to, when it differs from the command's own
+     * @param written        the command as the model wrote it, for the message (a resolved path would show host paths)
+     * @param argv           the argv that name will run with
+     * @param name           the name to judge by
+     * @param how            why that name applies, for the message ("it runs 'setarch'")
+     * @param exemptMultiCall true when the file runs under the written name: a multi-call binary (busybox) then
+     *                        behaves as that name, which was checked
      */
-    void checkRealName(String written, ParsedCommand.Segment segment, String realName) {
-        if (BuiltInDenyList.isMultiCall(realName)) {
+    void judge(String written, List<String> argv, String name, String how, boolean exemptMultiCall) {
+        if (exemptMultiCall && BuiltInDenyList.isMultiCall(name)) {
             return;
         }
-        String name = quoteName(written);
-        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(realName);
+        String shown = quoteName(written);
+        BuiltInDenyList.Category builtIn = BuiltInDenyList.match(name);
         if (builtIn != null) {
-            throw new PolicyViolationException("command '" + name + "' is denied by the built-in policy: it runs '"
-                    + quoteName(realName) + "', " + builtIn.reason() + "; no allow list can enable it. "
-                    + builtIn.hint());
+            throw new PolicyViolationException("command '" + shown + "' is denied by the built-in policy: " + how
+                    + ", " + builtIn.reason() + "; no allow list can enable it. " + builtIn.hint());
         }
-        if (isDenied(realName)) {
-            throw new PolicyViolationException("command '" + name + "' is denied by the policy's deny list: it runs '"
-                    + quoteName(realName) + "'");
+        if (isDenied(name)) {
+            throw new PolicyViolationException("command '" + shown + "' is denied by the policy's deny list: " + how);
         }
-        ArgumentValidator validator = validatorFor(realName);
-        if (validator != null && validator != validatorFor(segment.command())) {
-            validator.validate(segment.argv());
+        ArgumentValidator validator = validatorFor(name);
+        if (validator != null && (!exemptMultiCall || validator != validatorFor(argv.get(0)))) {
+            validator.validate(argv);
         }
     }
 
+    /** The programs this policy judges by name, as found on {@code path} on this host (cached per {@code PATH}). */
+    KnownPrograms knownPrograms(String path) {
+        KnownPrograms cached = knownByPath.get(path);
+        KnownPrograms current = KnownPrograms.current(cached, path,
+                n -> BuiltInDenyList.match(n) != null || isDenied(n) || validatorFor(n) != null);
+        if (current != cached) {
+            if (knownByPath.size() > 16) {
+                knownByPath.clear();
+            }
+            knownByPath.put(path, current);
+        }
+        return current;
+    }
+
     private ArgumentValidator validatorFor(String name) {
-        for (String c : CommandNames.candidates(name)) {
+        List<String> candidates = CommandNames.candidates(name);
+        for (String c : candidates) {
             ArgumentValidator v = validators.get(c);
             if (v != null) {
                 return v;
             }
         }
-        return null;
+        String cross = CommandNames.crossTool(candidates);
+        return cross == null ? null : validators.get(cross);
     }
 
     private static String quoteName(String name) {

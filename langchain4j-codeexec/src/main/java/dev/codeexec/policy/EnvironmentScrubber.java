@@ -46,10 +46,13 @@ public final class EnvironmentScrubber {
             "PYTHONINSPECT", "PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS",
             "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "LUA_INIT", "LUA_PATH",
             "LUA_CPATH", "PHPRC", "PHP_INI_SCAN_DIR", "TAR_OPTIONS", "TAPE", "OPENSSL_CONF", "OPENSSL_ENGINES",
-            "CURL_HOME", "WGETRC", "AWKPATH", "AWKLIBPATH", "EXINIT", "VIMINIT", "MYVIMRC");
+            "CURL_HOME", "WGETRC", "AWKPATH", "AWKLIBPATH", "EXINIT", "VIMINIT", "MYVIMRC", "MAKEFLAGS", "MFLAGS",
+            "GNUMAKEFLAGS", "MAKEFILES", "MAKESHELL", "COMPILER_PATH", "GCC_EXEC_PREFIX", "CCACHE_PREFIX", "GOFLAGS",
+            "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "RUSTDOC", "CARGO_BUILD_RUSTC_WRAPPER");
 
     /** Prefixes dropped whole: exported bash functions, loader, git and Lua versioned init variables. */
-    private static final List<String> PREFIXES = List.of("BASH_FUNC_", "LD_", "DYLD_", "GIT_", "LUA_INIT_");
+    private static final List<String> PREFIXES = List.of("BASH_FUNC_", "LD_", "DYLD_", "GIT_", "LUA_INIT_",
+            "CARGO_TARGET_");
 
     /** git variables that only name the author or committer; kept although {@code GIT_*} is dropped. */
     private static final Set<String> KEPT = Set.of("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
@@ -69,9 +72,10 @@ public final class EnvironmentScrubber {
      * The default scrubber. Drops, case-insensitively: {@code HOME ENV BASH_ENV PROMPT_COMMAND PS0-PS4 SHELL SHELLOPTS
      * BASHOPTS PATH IFS CDPATH GLOBIGNORE ZDOTDIR INPUTRC LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT DYLD_INSERT_LIBRARIES
      * DYLD_LIBRARY_PATH DYLD_FORCE_FLAT_NAMESPACE GCONV_PATH GLIBC_TUNABLES HOSTALIASES}; every name starting with
-     * {@code BASH_FUNC_ LD_ DYLD_ GIT_ LUA_INIT_} (except {@code GIT_AUTHOR_*} and {@code GIT_COMMITTER_*} name, email
+     * {@code BASH_FUNC_ LD_ DYLD_ GIT_ LUA_INIT_ CARGO_TARGET_} (except {@code GIT_AUTHOR_*} and {@code GIT_COMMITTER_*} name, email
      * and date); tool hooks {@code PAGER MANPAGER EDITOR VISUAL BROWSER LESSOPEN SSH_ASKPASS XDG_CONFIG_HOME
-     * PYTHONSTARTUP PYTHONPATH PERL5OPT RUBYOPT NODE_OPTIONS JAVA_TOOL_OPTIONS TAR_OPTIONS OPENSSL_CONF VIMINIT} and
+     * PYTHONSTARTUP PYTHONPATH PERL5OPT RUBYOPT NODE_OPTIONS JAVA_TOOL_OPTIONS TAR_OPTIONS OPENSSL_CONF VIMINIT MAKEFLAGS
+     * COMPILER_PATH GOFLAGS RUSTC_WRAPPER} and
      * similar (see {@link #droppedNames()}); malformed names; values with NUL, CR or LF.
      */
     public static EnvironmentScrubber defaults() {

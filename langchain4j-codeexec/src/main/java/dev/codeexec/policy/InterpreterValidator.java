@@ -59,8 +59,17 @@ final class InterpreterValidator implements ArgumentValidator {
     private final Set<String> rescan;
     private final boolean anyLongWithValue;
     private final boolean noScriptReadsStdin;
+    /** Letters whose value is pasted into program text by the interpreter: the value must have this shape. */
+    private final Map<Character, Pattern> shapes;
 
-    private InterpreterValidator(Builder b) {
+    /**
+     * Schemes of URLs whose content an interpreter loads as program text ({@code --import=data:...},
+     * {@code -d auto_prepend_file=php://stdin}), in any option value before the script.
+     */
+    private static final Pattern CODE_URL = Pattern.compile("(?i)(?<![a-z0-9+.-])(data|https?|ftps?|blob|javascript"
+            + "|php|phar|expect|glob|zip|zlib|compress\\.zlib|compress\\.bzip2|rar|ogg|ssh2\\.[a-z]+):");
+
+    InterpreterValidator(InterpreterTable b) {
         this.name = b.name;
         this.example = b.example;
         this.words = Map.copyOf(b.words);
@@ -71,25 +80,35 @@ final class InterpreterValidator implements ArgumentValidator {
         this.rescan = Set.copyOf(b.rescan);
         this.anyLongWithValue = b.anyLongWithValue;
         this.noScriptReadsStdin = b.noScriptReadsStdin;
+        this.shapes = Map.copyOf(b.shapes);
     }
+
+    /**
+     * A module name with an optional import list, as perl's {@code -M}, {@code -m} and {@code -d:} paste them into
+     * program text ({@code use Module split(/,/, q{list})}): anything else there is code ({@code -M'strict;system...'}).
+     */
+    private static final String PERL_MODULE = "[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*(=[A-Za-z0-9_,.:/+-]*)?";
 
     /**
      * perl: {@code -e -E} (program text), {@code -S} (looks the script up on PATH), {@code -} and no script (stdin).
      * Allowed: the other switches of perlrun, e.g. {@code -n -p -a -F: -l -i.bak -w -Mstrict -Ilib -c}.
      */
     static InterpreterValidator perl() {
-        return new Builder("perl", "perl work/script.pl")
+        return new InterpreterTable("perl", "perl work/script.pl")
                 .letters("eE", Kind.INLINE)
                 .letters("acfnpstTuUwWX", Kind.FLAG)
                 .prefix('0', Kind.FLAG, "[xX][0-9a-fA-F]*|[0-7]*")
                 .prefix('l', Kind.FLAG, "[0-7]*")
                 .prefix('C', Kind.FLAG, "[0-9]+|[IOESioDALa]*")
                 .prefix('D', Kind.FLAG, "[0-9]*")
-                .prefix('d', Kind.FLAG, "t?([:=].*)?")
+                .prefix('d', Kind.FLAG, "t?(:" + PERL_MODULE + ")?")
                 .letters("vh", Kind.INFO)
                 .prefix('V', Kind.INFO, "(:.*)?")
                 .letters("iFx", Kind.ATTACHED)
                 .letters("IMm", Kind.VALUE)
+                .shape('M', "-?" + PERL_MODULE)
+                .shape('m', "-?" + PERL_MODULE)
+                .shape('F', "(/[^/;(){}$@`]*/|[^/\"';(){}$@`][^;(){}$@`]*)?")
                 .refuse("-S", "'-S' looks the script up on PATH")
                 .build();
     }
@@ -99,7 +118,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * Allowed: {@code -n -p -a -l -c -w -W2 -rjson -Ilib -Eutf-8 --jit --yjit --enable=... --disable-gems}, ...
      */
     static InterpreterValidator ruby() {
-        return new Builder("ruby", "ruby work/script.rb")
+        return new InterpreterTable("ruby", "ruby work/script.rb")
                 .letters("e", Kind.INLINE)
                 .letters("acdlnpswy", Kind.FLAG)
                 .prefix('0', Kind.FLAG, "[0-7]{0,4}")
@@ -126,7 +145,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * {@code -r ./setup.js}, {@code --test}, {@code --watch}, and any {@code --name=value} option.
      */
     static InterpreterValidator node() {
-        return new Builder("node", "node work/script.js")
+        return new InterpreterTable("node", "node work/script.js")
                 .letters("ep", Kind.INLINE)
                 .letters("i", Kind.STDIN)
                 .letters("c", Kind.FLAG)
@@ -149,7 +168,7 @@ final class InterpreterValidator implements ArgumentValidator {
                         "--no-global-search-paths", "--disallow-code-generation-from-strings", "--cpu-prof",
                         "--heap-prof", "--prof", "--report-on-fatalerror", "--report-uncaught-exception",
                         "--experimental-default-type")
-                .modules("-r", "--require", "--import", "--loader", "--experimental-loader")
+                .modules("-r", "--require", "--import", "--loader", "--experimental-loader", "--test-reporter")
                 .rescan("inspect")
                 .anyLongWithValue()
                 .build();
@@ -161,7 +180,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * {@code -d key=value}, {@code -c php.ini}, information options ({@code -v -m -i --ini}).
      */
     static InterpreterValidator php() {
-        return new Builder("php", "php work/script.php")
+        return new InterpreterTable("php", "php work/script.php")
                 .letters("rBRE", Kind.INLINE)
                 .letters("a", Kind.STDIN)
                 .letters("eHlnqsw", Kind.FLAG)
@@ -185,7 +204,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * {@code -O}, {@code -j} and {@code -b} (save bytecode).
      */
     static InterpreterValidator lua() {
-        return new Builder("lua", "lua work/script.lua")
+        return new InterpreterTable("lua", "lua work/script.lua")
                 .letters("e", Kind.INLINE)
                 .letters("i", Kind.STDIN)
                 .letters("EW", Kind.FLAG)
@@ -202,7 +221,7 @@ final class InterpreterValidator implements ArgumentValidator {
      * prints its usage.
      */
     static InterpreterValidator rscript() {
-        return new Builder("Rscript", "Rscript work/script.R")
+        return new InterpreterTable("Rscript", "Rscript work/script.R")
                 .letters("e", Kind.INLINE)
                 .words(Kind.SCRIPT, "--file")
                 .words(Kind.INFO, "--help", "--version")
@@ -217,14 +236,14 @@ final class InterpreterValidator implements ArgumentValidator {
 
     /** tclsh: no script (stdin; so is any unknown option, which tclsh takes for a missing script). */
     static InterpreterValidator tclsh() {
-        return new Builder("tclsh", "tclsh work/script.tcl")
+        return new InterpreterTable("tclsh", "tclsh work/script.tcl")
                 .words(Kind.VALUE, "-encoding")
                 .build();
     }
 
     /** wish: no script (stdin). Allowed: a script and Tk's options ({@code -display}, {@code -geometry}, ...). */
     static InterpreterValidator wish() {
-        return new Builder("wish", "wish work/script.tcl")
+        return new InterpreterTable("wish", "wish work/script.tcl")
                 .words(Kind.VALUE, "-encoding", "-colormap", "-display", "-geometry", "-name", "-use", "-visual")
                 .words(Kind.FLAG, "-sync")
                 .build();
@@ -253,6 +272,7 @@ final class InterpreterValidator implements ArgumentValidator {
             if (reason != null) {
                 throw refuse(argv, reason);
             }
+            checkCodeUrl(argv, a);
             // --name=value is one option; single-dash words (tclsh's -encoding) match only as a whole
             int eq = a.startsWith("--") ? a.indexOf('=') : -1;
             String word = eq > 0 ? a.substring(0, eq) : a;
@@ -289,6 +309,7 @@ final class InterpreterValidator implements ArgumentValidator {
                             i++;
                             value = i < argv.size() ? argv.get(i) : "";
                         }
+                        checkCodeUrl(argv, value);
                         checkModule(argv, word, value);
                     }
                     default -> {
@@ -342,10 +363,14 @@ final class InterpreterValidator implements ArgumentValidator {
                             i++;
                             value = i < argv.size() ? argv.get(i) : "";
                         }
+                        checkCodeUrl(argv, value);
+                        checkShape(argv, c, value);
                         checkModule(argv, "-" + c, value);
                     }
                     default -> {
                         // ATTACHED: the rest of the cluster is its value
+                        checkCodeUrl(argv, rest);
+                        checkShape(argv, c, rest);
                     }
                 }
                 break;
@@ -360,6 +385,29 @@ final class InterpreterValidator implements ArgumentValidator {
     private RuntimeException refuseNoScript(List<String> argv) {
         return refuseInline(argv, "without a script, " + name + " reads its program from stdin");
     }
+
+    private void checkCodeUrl(List<String> argv, String value) {
+        if (value.length() > MAX_SCANNED) {
+            throw refuseInline(argv, name + " option value of " + value.length() + " characters is longer than any"
+                    + " real option needs");
+        }
+        Matcher m = CODE_URL.matcher(value);
+        if (m.find()) {
+            throw refuseInline(argv, name + " option value '" + Validation.abbreviate(value) + "' carries a '"
+                    + m.group(1).toLowerCase(Locale.ROOT) + ":' URL, whose content would be loaded as program text");
+        }
+    }
+
+    private void checkShape(List<String> argv, char letter, String value) {
+        Pattern shape = shapes.get(letter);
+        if (shape != null && !shape.matcher(value).matches()) {
+            throw refuseInline(argv, name + "'s '-" + letter + "' value '" + Validation.abbreviate(value) + "' is"
+                    + " pasted into program text, and it is not a plain name");
+        }
+    }
+
+    /** Option values longer than this are refused outright: no real option needs one. */
+    private static final int MAX_SCANNED = 4096;
 
     private void checkModule(List<String> argv, String option, String value) {
         if (!moduleOptions.contains(option)) {
@@ -387,80 +435,5 @@ final class InterpreterValidator implements ArgumentValidator {
     @Override
     public String toString() {
         return "ArgumentValidators." + CommandNames.fold(name) + "()";
-    }
-
-    /** Builds an interpreter's table. */
-    private static final class Builder {
-        private final String name;
-        private final String example;
-        private final Map<String, Kind> words = new HashMap<>();
-        private final Map<Character, Kind> letters = new HashMap<>();
-        private final Map<Character, Pattern> prefixes = new HashMap<>();
-        private final Map<String, String> refused = new HashMap<>();
-        private final Set<String> moduleOptions = new HashSet<>();
-        private final Set<String> rescan = new HashSet<>();
-        private boolean anyLongWithValue;
-        private boolean noScriptReadsStdin = true;
-
-        Builder(String name, String example) {
-            this.name = name;
-            this.example = example;
-            words.put("--", Kind.END);
-        }
-
-        Builder letters(String chars, Kind kind) {
-            for (char c : chars.toCharArray()) {
-                if (letters.put(c, kind) != null) {
-                    throw new IllegalStateException(name + ": letter -" + c + " given twice");
-                }
-            }
-            return this;
-        }
-
-        Builder words(Kind kind, String... options) {
-            for (String o : options) {
-                if (words.put(o, kind) != null) {
-                    throw new IllegalStateException(name + ": option " + o + " given twice");
-                }
-            }
-            return this;
-        }
-
-        /** A letter of {@code kind} that first consumes an attached value matching {@code shape}. */
-        Builder prefix(char letter, Kind kind, String shape) {
-            letters(String.valueOf(letter), kind);
-            prefixes.put(letter, Pattern.compile(shape));
-            return this;
-        }
-
-        Builder refuse(String option, String reason) {
-            refused.put(option, reason);
-            return this;
-        }
-
-        Builder modules(String... options) {
-            moduleOptions.addAll(List.of(options));
-            return this;
-        }
-
-        Builder rescan(String... subcommands) {
-            rescan.addAll(List.of(subcommands));
-            return this;
-        }
-
-        /** Any {@code --name=value} is accepted: the interpreter takes it as one word, whatever the name. */
-        Builder anyLongWithValue() {
-            anyLongWithValue = true;
-            return this;
-        }
-
-        Builder noScriptPrintsUsage() {
-            noScriptReadsStdin = false;
-            return this;
-        }
-
-        InterpreterValidator build() {
-            return new InterpreterValidator(this);
-        }
     }
 }

@@ -150,16 +150,8 @@ public final class ParsedCommand {
     }
 
     /**
-     * Replaces every bare command name by the absolute path it resolves to on {@code path}, as seen by this process's
-     * file system. Use it when the program runs on this host's file system (the local and OS-sandbox backends); for a
-     * container or remote backend use {@link #resolveExecutables(String, Predicate)} with a lookup of that system.
-     *
-     * <p>Because the file is on this host, the policy that checked the command also checks it by the name of the file
-     * it really is, when it is a symbolic link to a file of another name: {@code x86_64} (a link to {@code setarch})
-     * and {@code /usr/bin/ld.so} (a link to the dynamic loader) are refused by the built-in list, a link to a denied
-     * program by the deny list, and a link to {@code python3.12} meets python's validator. Multi-call binaries
-     * (busybox) are exempt, because they behave as the name they run under. Commands written with a relative path
-     * are not followed: they are resolved against the run's working directory, which is not known here.
+     * {@link #resolveExecutables(String, Path)} without a working directory: a command written as a relative path
+     * ({@code ./tool}, {@code work/bin/tool}) is refused, because the policy cannot see which file it names.
      *
      * @param path a POSIX {@code PATH} value ({@code :}-separated), the one the run will use; must not be blank
      * @return a command with the same words except resolved command names
@@ -167,31 +159,48 @@ public final class ParsedCommand {
      * @throws InvalidSpecException     when {@code path} is null or blank
      */
     public ParsedCommand resolveExecutables(String path) {
+        return resolveExecutables(path, (Path) null);
+    }
+
+    /**
+     * Replaces every bare command name by the absolute path it resolves to on {@code path}, as seen by this process's
+     * file system, and decides every command on the file that will execute. Use it when the program runs on this
+     * host's file system (the local and OS-sandbox backends), per run, just before it starts; for a container or
+     * remote backend use {@link #resolveExecutables(String, Predicate)} with a lookup of that system.
+     *
+     * <p>Because the file is on this host, the policy that checked the command by name also checks the file each
+     * command word reaches, after every symbolic link, for bare names, absolute and relative paths alike:
+     * <ul>
+     *   <li>by its real name: {@code x86_64} (a link to {@code setarch}), {@code /usr/bin/ld.so} or a link
+     *       {@code work/l} to the dynamic loader are refused by the built-in list, a link to a denied program by the
+     *       deny list, and a link to {@code python3.12} meets python's validator;</li>
+     *   <li>by its content: a copy or a hard link of a program the policy judges by name (the built-in catalogue, the
+     *       deny list, the commands with a validator, and the dynamic loader), recognised by its ELF build id or its
+     *       bytes, is judged as that program ({@code cp /usr/bin/python3 work/calc}, then {@code work/calc -c ...}
+     *       meets python's validator);</li>
+     *   <li>as a script: a {@code #!} script is judged as its interpreter running it ({@code #!/bin/sh} is a
+     *       shell; {@code #!/usr/bin/env python3} is python with the script), and a file that is neither a program
+     *       nor a script is judged as {@code sh}, which runs it.</li>
+     * </ul>
+     * Multi-call binaries (busybox) reached under another name are judged by that name, which they behave as. A
+     * command word that names no readable regular file is refused (fail closed). A rebuilt or patched binary is not
+     * recognised: that is what an allow list is for.
+     *
+     * @param path a POSIX {@code PATH} value ({@code :}-separated), the one the run will use; must not be blank
+     * @param cwd  the run's working directory on this host, against which relative command words are resolved; null
+     *             refuses them
+     * @return a command with the same words except resolved command names
+     * @throws PolicyViolationException when a command is not found on {@code path}, or the file it is refused
+     * @throws InvalidSpecException     when {@code path} is null or blank
+     */
+    public ParsedCommand resolveExecutables(String path, Path cwd) {
         ParsedCommand resolved = resolveExecutables(path, HOST_EXECUTABLE);
         if (checkedBy != null) {
             for (int i = 0; i < resolved.segments.size(); i++) {
-                Segment s = resolved.segments.get(i);
-                String realName = realName(s.command());
-                if (realName != null && !CommandNames.fold(realName).equals(
-                        CommandNames.fold(CommandNames.basename(s.command())))) {
-                    checkedBy.checkRealName(segments.get(i).command(), s, realName);
-                }
+                CommandFiles.check(checkedBy, segments.get(i).command(), resolved.segments.get(i).argv(), path, cwd);
             }
         }
         return resolved;
-    }
-
-    /** The basename of the file an absolute command resolves to, or null when it is relative or cannot be read. */
-    private static String realName(String command) {
-        if (!command.startsWith("/")) {
-            return null;
-        }
-        try {
-            Path name = Path.of(command).toRealPath().getFileName();
-            return name == null ? null : name.toString();
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
     }
 
     /**
