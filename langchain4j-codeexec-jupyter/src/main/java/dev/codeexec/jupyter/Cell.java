@@ -53,6 +53,10 @@ final class Cell {
     private String status = "";
     private boolean errorShown;
     private String errorName;
+    /** The reply's summary of an error ("ename: evalue") and its name; null unless the reply said error. */
+    private String replyError;
+    private String replyErrorName;
+    private boolean settled;
 
     Cell(ObjectMapper json, int maxOutputBytes, RichOutputs rich) {
         this.json = json;
@@ -67,13 +71,11 @@ final class Cell {
             if (m.msgType().equals("execute_reply")) {
                 replied = true;
                 status = c.path("status").asText("");
-                if (status.equals("error") && !errorShown) {
-                    // The traceback normally came on IOPub; without it, the reply's summary.
-                    block(c.path("ename").asText("Error") + ": " + c.path("evalue").asText(""));
-                    errorName = c.path("ename").asText("");
-                } else if (status.equals("aborted")) {
-                    block("[aborted: the kernel did not run this cell because an earlier one failed]");
+                if (status.equals("error")) {
+                    replyError = c.path("ename").asText("Error") + ": " + c.path("evalue").asText("");
+                    replyErrorName = c.path("ename").asText("");
                 }
+                settleWhenComplete();
             }
             return;
         }
@@ -84,6 +86,7 @@ final class Cell {
             case "status" -> {
                 if (c.path("execution_state").asText("").equals("idle")) {
                     idle = true;
+                    settleWhenComplete();
                 }
             }
             case "stream" -> text(c.path("text").asText(""));
@@ -104,6 +107,35 @@ final class Cell {
             default -> {
                 // execute_input, clear_output, comm messages: nothing for the output.
             }
+        }
+    }
+
+    /**
+     * What only the reply says, written once the cell is complete. The reply (shell channel) and the cell's output
+     * (IOPub) travel on different sockets, so the reply may arrive before the output it summarises; only IOPub's idle
+     * status comes after all of the cell's output. Writing the summary at the reply would put it before the output, and
+     * twice when the traceback follows.
+     */
+    private void settleWhenComplete() {
+        if (complete()) {
+            settle();
+        }
+    }
+
+    /**
+     * Writes the reply's summary where the output did not say it: the error when no traceback came, or that the
+     * kernel aborted the cell. Idempotent; also called when a cell ends without completing (a kernel that died).
+     */
+    void settle() {
+        if (settled || !replied) {
+            return;
+        }
+        settled = true;
+        if (status.equals("error") && !errorShown) {
+            block(replyError);
+            errorName = replyErrorName;
+        } else if (status.equals("aborted")) {
+            block("[aborted: the kernel did not run this cell because an earlier one failed]");
         }
     }
 

@@ -263,6 +263,7 @@ final class KernelSlot {
 
     private Outcome finish(Cell cell, Budget budget, int exit, boolean timedOut, boolean lost,
                            boolean callerInterrupted, boolean died) {
+        cell.settle();
         boolean truncated = cell.truncated();
         if (budget.droppedStreamBytes() > 0 && !truncated) {
             cell.note(BoundedOutput.marker(budget.droppedStreamBytes()));

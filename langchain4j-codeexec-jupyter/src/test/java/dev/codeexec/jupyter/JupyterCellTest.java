@@ -76,8 +76,27 @@ class JupyterCellTest {
     @Test
     void should_use_the_reply_when_no_error_message_came() {
         cell.accept(reply("{\"status\":\"error\",\"ename\":\"KeyError\",\"evalue\":\"'x'\"}"));
+        cell.accept(IDLE);
 
         assertThat(cell.text()).isEqualTo("KeyError: 'x'\n");
+        assertThat(cell.errorName()).isEqualTo("KeyError");
+    }
+
+    @Test
+    void should_keep_the_output_in_order_and_the_traceback_once_when_the_reply_arrives_before_the_output() {
+        // The reply travels on the shell socket, the output on IOPub: a loaded kernel host can deliver the reply
+        // first. Only IOPub's idle comes after all of the cell's output.
+        cell.accept(BUSY);
+        cell.accept(reply("{\"status\":\"error\",\"ename\":\"ZeroDivisionError\",\"evalue\":\"division by zero\"}"));
+        cell.accept(iopub("stream", "{\"name\":\"stdout\",\"text\":\"before\\n\"}"));
+        cell.accept(iopub("error", "{\"ename\":\"ZeroDivisionError\",\"evalue\":\"division by zero\",\"traceback\":"
+                + "[\"----> 4 f(0)\",\"ZeroDivisionError: division by zero\"]}"));
+        cell.accept(IDLE);
+
+        assertThat(cell.complete()).isTrue();
+        assertThat(cell.text()).isEqualTo("before\n----> 4 f(0)\nZeroDivisionError: division by zero\n");
+        assertThat(cell.status()).isEqualTo("error");
+        assertThat(cell.errorName()).isEqualTo("ZeroDivisionError");
     }
 
     @Test
@@ -140,6 +159,7 @@ class JupyterCellTest {
     @Test
     void should_say_when_the_kernel_aborted_the_cell() {
         cell.accept(reply("{\"status\":\"aborted\"}"));
+        cell.accept(IDLE);
 
         assertThat(cell.status()).isEqualTo("aborted");
         assertThat(cell.text()).contains("[aborted");
