@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * What the reader may queue of one request's output; once it is used up, output messages are dropped and counted,
  * so memory stays bounded (by the budget plus one message) even when the consumer is slower than the kernel.
  * Stream bytes are a bound on what waits in the queue: the consumer gives them back as it takes each message
- * ({@link KernelClient.Request#poll}), so a cell that prints far more than the budget over its life still delivers
+ * ({@link KernelRequest#poll}), so a cell that prints far more than the budget over its life still delivers
  * its last lines. Displays are counted over the request's life. Admitted by the reader; released by the consumer.
  */
 final class Budget {

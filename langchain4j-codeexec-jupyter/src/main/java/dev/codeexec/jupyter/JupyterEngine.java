@@ -22,7 +22,6 @@ import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.HostRunPlace;
 import dev.codeexec.internal.host.HostRuns;
 import dev.codeexec.internal.host.LauncherThreads;
-import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
@@ -293,13 +292,13 @@ public final class JupyterEngine extends AbstractEngine {
         RuntimeException failure = null;
         List<KernelSlot> all = new ArrayList<>(slots.values());
         slots.clear();
-        List<Request> shutdowns = new ArrayList<>();
+        List<KernelRequest> shutdowns = new ArrayList<>();
         for (KernelSlot s : all) {
             shutdowns.add(s.beginClose());
         }
         for (int i = 0; i < all.size(); i++) {
             KernelSlot s = all.get(i);
-            Request r = shutdowns.get(i);
+            KernelRequest r = shutdowns.get(i);
             failure = attempt(failure, () -> s.finishClose(r));
         }
         launchers.shutdown();

@@ -9,7 +9,6 @@ import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
-import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
@@ -172,7 +171,7 @@ final class Kernel {
         long start = System.nanoTime();
         long deadline = start + s.startTimeout().toNanos();
         BlockingQueue<JupyterMessage> replies = new LinkedBlockingQueue<>();
-        List<Request> sent = new ArrayList<>();
+        List<KernelRequest> sent = new ArrayList<>();
         JsonNode reply = null;
         boolean iopubSeen = false;
         long nextSend = start;
@@ -207,7 +206,7 @@ final class Kernel {
             Thread.currentThread().interrupt();
             throw new CodeExecException("interrupted while the Jupyter kernel was starting; it was stopped", e);
         } finally {
-            sent.forEach(Request::close);
+            sent.forEach(KernelRequest::close);
         }
         JsonNode lang = reply.path("language_info");
         info = new Info(lang.path("name").asText(""), lang.path("version").asText(""),
@@ -337,7 +336,7 @@ final class Kernel {
     }
 
     /** Sends a cell; its output, reply and status arrive on the returned request. */
-    Request execute(String code, Budget budget, ObjectMapper json) {
+    KernelRequest execute(String code, Budget budget, ObjectMapper json) {
         ObjectNode c = json.createObjectNode();
         c.put("code", code);
         c.put("silent", false);
@@ -352,7 +351,7 @@ final class Kernel {
     }
 
     /** Asks the kernel to interrupt the running cell ({@code interrupt_request} on control). */
-    Request interrupt(ObjectMapper json) {
+    KernelRequest interrupt(ObjectMapper json) {
         return client.request(Channel.CONTROL, "interrupt_request", json.createObjectNode(), null, null);
     }
 
@@ -379,7 +378,7 @@ final class Kernel {
     }
 
     /** Sends {@code shutdown_request {"restart": false}} on control; does not wait. Once. */
-    Request beginShutdown(ObjectMapper json) {
+    KernelRequest beginShutdown(ObjectMapper json) {
         if (!alive() || !shutdownRequested.compareAndSet(false, true)) {
             return null;
         }
@@ -392,7 +391,7 @@ final class Kernel {
      * Waits (bounded by {@link #SHUTDOWN_WAIT} each) for the shutdown reply and the process's exit, kills the tree if
      * it is still there, and releases everything.
      */
-    void finishShutdown(Request shutdown, String reason) {
+    void finishShutdown(KernelRequest shutdown, String reason) {
         try {
             if (shutdown != null) {
                 long deadline = System.nanoTime() + SHUTDOWN_WAIT.toNanos();

@@ -52,7 +52,7 @@ import org.zeromq.ZMQ;
  *       wake-up that finds no work therefore backs off for {@value #SPURIOUS_BACKOFF_MICROS} µs before the next
  *       wait, instead of spinning on two cores shared with the kernel.</li>
  *   <li><b>Callers</b> (any thread) build messages, put them in the outbox, wake the reader and wait on their
- *       {@link Request}'s queue. They never touch a socket. The wake-up is {@link Selector#wakeup()} (thread-safe,
+ *       {@link KernelRequest}'s queue. They never touch a socket. The wake-up is {@link Selector#wakeup()} (thread-safe,
  *       never lost: it also ends the next wait, and unaffected by an interrupt of the caller, which would close an
  *       NIO pipe written to from that thread), plus an unpark in case the reader is backing off.</li>
  *   <li><b>Whoever learns that the kernel died</b> (the reader after missed heartbeats, the JDK's process reaper
@@ -62,7 +62,7 @@ import org.zeromq.ZMQ;
  * <h2>Lock rules</h2>
  * There are none: shared state is the outbox ({@link ConcurrentLinkedQueue}), the request table
  * ({@link ConcurrentHashMap}), per-request queues ({@link LinkedBlockingQueue}), atomics and volatiles. No thread
- * holds a lock while it waits for the kernel. The budgets of a {@link Request} are written by the reader only; the
+ * holds a lock while it waits for the kernel. The budgets of a {@link KernelRequest} are written by the reader only; the
  * consumer reads them after it took the message that completed the request (the queue's hand-over orders them).
  */
 final class KernelClient implements AutoCloseable {
@@ -90,7 +90,7 @@ final class KernelClient implements AutoCloseable {
     private final Runnable onHeartbeatDeath;
 
     private final Queue<Outgoing> outbox = new ConcurrentLinkedQueue<>();
-    private final Map<String, Request> requests = new ConcurrentHashMap<>();
+    private final Map<String, KernelRequest> requests = new ConcurrentHashMap<>();
     private final AtomicReference<String> deathReason = new AtomicReference<>();
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicBoolean wakePending = new AtomicBoolean();
@@ -189,13 +189,14 @@ final class KernelClient implements AutoCloseable {
      * @param budget what the reader may queue of its output before dropping (counted), or null for no limit
      * @param into   the queue its messages go to, shared by several requests; null for a queue of its own
      */
-    Request request(Channel channel, String msgType, ObjectNode content, Budget budget,
+    KernelRequest request(Channel channel, String msgType, ObjectNode content, Budget budget,
                     BlockingQueue<JupyterMessage> into) {
         String msgId = UUID.randomUUID().toString();
-        Request r = new Request(msgId, budget, into == null ? new LinkedBlockingQueue<>() : into);
+        KernelRequest r = new KernelRequest(msgId, budget,
+                into == null ? new LinkedBlockingQueue<>() : into, requests);
         requests.put(msgId, r);
         if (deathReason.get() != null) {
-            r.queue.offer(JupyterMessage.DEATH);
+            r.deliverDeath();
             return r;
         }
         outbox.add(new Outgoing(channel, header(msgId, msgType), EMPTY_DICT, bytes(content)));
@@ -211,8 +212,8 @@ final class KernelClient implements AutoCloseable {
         deathReason.compareAndSet(null, reason);
         if (!stopping) {
             stopping = true;
-            for (Request r : requests.values()) {
-                r.queue.offer(JupyterMessage.DEATH);
+            for (KernelRequest r : requests.values()) {
+                r.deliverDeath();
             }
         }
         wake();
@@ -453,51 +454,12 @@ final class KernelClient implements AutoCloseable {
     }
 
     private void route(JupyterMessage m) {
-        Request r = requests.get(m.parentId());
+        KernelRequest r = requests.get(m.parentId());
         if (r == null) {
             // Another client's, a background thread's output after idle, or a request already given up on.
             LOG.trace("kernel {}: no request for {}", name, m);
             return;
         }
-        if (r.budget != null && m.channel() == Channel.IOPUB && !r.budget.admit(m)) {
-            return;
-        }
-        r.queue.offer(m);
-    }
-
-    /** One request in flight: its id and the queue its messages arrive on. Close it when done. */
-    final class Request implements AutoCloseable {
-        private final String msgId;
-        private final Budget budget;
-        private final BlockingQueue<JupyterMessage> queue;
-
-        private Request(String msgId, Budget budget, BlockingQueue<JupyterMessage> queue) {
-            this.msgId = msgId;
-            this.budget = budget;
-            this.queue = queue;
-        }
-
-        String msgId() {
-            return msgId;
-        }
-
-        Budget budget() {
-            return budget;
-        }
-
-        /** The next message, waiting up to {@code nanos}; null when none came. */
-        JupyterMessage poll(long nanos) throws InterruptedException {
-            JupyterMessage m = queue.poll(Math.max(0, nanos), TimeUnit.NANOSECONDS);
-            if (m != null && budget != null) {
-                budget.taken(m);
-            }
-            return m;
-        }
-
-        /** Stops routing to this request; later messages for it are dropped. */
-        @Override
-        public void close() {
-            requests.remove(msgId, this);
-        }
+        r.offer(m);
     }
 }

@@ -3,7 +3,6 @@ package dev.codeexec.jupyter;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.WorkspaceGoneException;
-import dev.codeexec.jupyter.KernelClient.Request;
 import dev.codeexec.spi.BoundedOutput;
 import java.time.Duration;
 import java.util.concurrent.locks.ReentrantLock;
@@ -120,7 +119,7 @@ final class KernelSlot {
     }
 
     /** Marks the slot closed and asks its kernel to shut down; returns the request to finish with. */
-    Request beginClose() {
+    KernelRequest beginClose() {
         closed = true;
         Kernel k = kernel;
         return k == null ? null : k.beginShutdown(json);
@@ -131,7 +130,7 @@ final class KernelSlot {
      * for a cell or start in progress to end (a cell ends at once: its kernel is gone; a start is bounded by the start
      * timeout) and stops a kernel that start produced, so none is left behind.
      */
-    void finishClose(Request shutdown) {
+    void finishClose(KernelRequest shutdown) {
         Kernel k = kernel;
         if (k != null) {
             k.finishShutdown(shutdown, "the workspace's kernel was shut down");
@@ -195,9 +194,9 @@ final class KernelSlot {
         Phase phase = Phase.RUNNING;
         boolean timedOut = false;
         boolean callerInterrupted = false;
-        Request interrupt = null;
+        KernelRequest interrupt = null;
         long deadline = System.nanoTime() + timeout.toNanos();
-        try (Request req = k.execute(code, budget, json)) {
+        try (KernelRequest req = k.execute(code, budget, json)) {
             while (!cell.complete()) {
                 JupyterMessage m;
                 try {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
-import dev.codeexec.jupyter.KernelClient.Request;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,8 +42,8 @@ class JupyterKernelClientTest {
     }
 
     /** Sends a request, lets the kernel receive it, and publishes {@code status: busy} until the SUB has joined. */
-    private Request requestSeenByKernel(Budget budget, List<FakeKernel.Received> received) throws Exception {
-        Request r = client.request(Channel.SHELL, "execute_request", json.createObjectNode().put("code", "x"), budget,
+    private KernelRequest requestSeenByKernel(Budget budget, List<FakeKernel.Received> received) throws Exception {
+        KernelRequest r = client.request(Channel.SHELL, "execute_request", json.createObjectNode().put("code", "x"), budget,
                 null);
         FakeKernel.Received req = kernel.recvShell();
         received.add(req);
@@ -64,7 +63,7 @@ class JupyterKernelClientTest {
     @Test
     void should_route_by_parent_and_ignore_messages_of_other_requests() throws Exception {
         List<FakeKernel.Received> received = new ArrayList<>();
-        Request r = requestSeenByKernel(null, received);
+        KernelRequest r = requestSeenByKernel(null, received);
         FakeKernel.Received req = received.get(0);
 
         kernel.publish(kernel.headerFor("someone-else"), "stream", "{\"name\":\"stdout\",\"text\":\"not mine\"}");
@@ -85,7 +84,7 @@ class JupyterKernelClientTest {
     @Test
     void should_drop_forged_and_malformed_messages_and_count_them() throws Exception {
         List<FakeKernel.Received> received = new ArrayList<>();
-        Request r = requestSeenByKernel(null, received);
+        KernelRequest r = requestSeenByKernel(null, received);
         byte[] parent = received.get(0).header();
 
         kernel.publishForged(parent, "stream", "{\"name\":\"stdout\",\"text\":\"FORGED\"}");
@@ -100,7 +99,7 @@ class JupyterKernelClientTest {
 
     @Test
     void should_share_the_shell_identity_with_stdin_and_answer_an_unasked_input_request() throws Exception {
-        Request r = client.request(Channel.SHELL, "execute_request", json.createObjectNode(), null, null);
+        KernelRequest r = client.request(Channel.SHELL, "execute_request", json.createObjectNode(), null, null);
         FakeKernel.Received req = kernel.recvShell();
 
         kernel.askInput(req); // addressed to the shell DEALER's identity, on the stdin ROUTER
@@ -117,7 +116,7 @@ class JupyterKernelClientTest {
 
     @Test
     void should_send_control_requests_on_the_control_channel() {
-        Request r = client.request(Channel.CONTROL, "interrupt_request", json.createObjectNode(), null, null);
+        KernelRequest r = client.request(Channel.CONTROL, "interrupt_request", json.createObjectNode(), null, null);
 
         FakeKernel.Received req = kernel.recvControl();
 
@@ -129,7 +128,7 @@ class JupyterKernelClientTest {
     @Test
     void should_declare_the_kernel_dead_when_heartbeats_stop_and_wake_the_waiting_request() throws Exception {
         List<FakeKernel.Received> received = new ArrayList<>();
-        Request r = requestSeenByKernel(null, received);
+        KernelRequest r = requestSeenByKernel(null, received);
         client.enableHeartbeat();
         kernel.reply(received.get(0), "execute_reply", "{\"status\":\"ok\"}");
         assertThat(r.poll(WAIT).msgType()).as("alive while the heartbeat is echoed").isEqualTo("execute_reply");
@@ -145,7 +144,7 @@ class JupyterKernelClientTest {
     @Test
     void should_drop_stream_output_past_the_budget_but_keep_the_rest() throws Exception {
         List<FakeKernel.Received> received = new ArrayList<>();
-        Request r = requestSeenByKernel(new Budget(100, 1, 1 << 20), received);
+        KernelRequest r = requestSeenByKernel(new Budget(100, 1, 1 << 20), received);
         byte[] parent = received.get(0).header();
 
         for (int i = 0; i < 10; i++) {
@@ -179,11 +178,11 @@ class JupyterKernelClientTest {
 
     @Test
     void should_wake_every_waiting_request_when_marked_dead_and_answer_later_ones_at_once() throws Exception {
-        Request a = client.request(Channel.SHELL, "execute_request", json.createObjectNode(), null, null);
-        Request b = client.request(Channel.CONTROL, "interrupt_request", json.createObjectNode(), null, null);
+        KernelRequest a = client.request(Channel.SHELL, "execute_request", json.createObjectNode(), null, null);
+        KernelRequest b = client.request(Channel.CONTROL, "interrupt_request", json.createObjectNode(), null, null);
 
         client.markDead("the kernel process exited with status 1");
-        Request late = client.request(Channel.SHELL, "kernel_info_request", json.createObjectNode(), null, null);
+        KernelRequest late = client.request(Channel.SHELL, "kernel_info_request", json.createObjectNode(), null, null);
 
         assertThat(a.poll(WAIT).isDeath()).isTrue();
         assertThat(b.poll(WAIT).isDeath()).isTrue();
@@ -196,7 +195,7 @@ class JupyterKernelClientTest {
     @Test
     void should_not_spin_while_messages_trickle_in() throws Exception {
         List<FakeKernel.Received> received = new ArrayList<>();
-        Request r = requestSeenByKernel(null, received);
+        KernelRequest r = requestSeenByKernel(null, received);
         long before = client.readerRounds()[0];
 
         // jeromq leaves a socket's ZMQ_FD readable for a while after traffic: a reader that waits on it naively
@@ -217,7 +216,7 @@ class JupyterKernelClientTest {
     @Test
     void should_not_be_disturbed_by_an_interrupted_caller() throws Exception {
         Thread.currentThread().interrupt();
-        Request r;
+        KernelRequest r;
         try {
             r = client.request(Channel.SHELL, "execute_request", json.createObjectNode(), null, null);
         } finally {
