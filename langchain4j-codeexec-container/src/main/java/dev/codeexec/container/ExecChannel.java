@@ -5,8 +5,8 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
+import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.StdStream;
-import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.OutputSink;
 import dev.codeexec.spi.ProcessChannel;
@@ -239,32 +239,60 @@ final class ExecChannel implements ProcessChannel {
         }
 
         /**
-         * Whether the container is not running now, or was started again after this run started. Docker may still
-         * show a container as running a moment after its PID 1 died (an exec's end can be reported before the
-         * container's), so a container shown as running must also start a trivial exec: none starts in a container
-         * whose PID 1 is gone.
+         * Whether the container stopped (or was started again) after this run started, as Docker confirms it.
+         *
+         * <p>Docker may show a container as running for a while after its PID 1 died: an exec's end is reported
+         * before the container's, later the more loaded the host is. Meanwhile no exec can start in it. So a
+         * container shown as running must start a trivial exec: if one starts, it is running; if Docker refuses
+         * (the exec cannot be created or started), the state is read again until Docker shows the stop, within
+         * {@link Execs#HELPER_TIMEOUT}. A container that still shows as running then was not stopped: the refusal
+         * had another cause (a full process table, for one) and the program's own exit status stands. When the
+         * engine does not answer, nothing is concluded here.
          */
         private boolean containerStopped() {
+            long end = System.nanoTime() + Execs.HELPER_TIMEOUT.toNanos();
+            long pause = 10;
+            while (true) {
+                Boolean shown = stateShowsStopped();
+                if (shown == null || shown) {
+                    return Boolean.TRUE.equals(shown);
+                }
+                try {
+                    if (Execs.run(docker, containerId, helperUser, List.of("true")).ok()) {
+                        return false;
+                    }
+                } catch (BackendUnavailableException e) {
+                    return false;
+                } catch (RuntimeException e) {
+                    LOG.debug("a trivial exec did not start in a container shown as running: {}", e.getMessage());
+                }
+                if (System.nanoTime() > end) {
+                    return false;
+                }
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+                pause = Math.min(pause * 2, 200);
+            }
+        }
+
+        /**
+         * True when Docker shows the container gone, not running, or started after this run started; false when it
+         * shows it running since before; null when the engine did not answer.
+         */
+        private Boolean stateShowsStopped() {
             try {
                 InspectContainerResponse.ContainerState st = docker.control().inspectContainerCmd(containerId).exec()
                         .getState();
-                if (st == null || !Boolean.TRUE.equals(st.getRunning())) {
-                    return true;
-                }
-                if (st.getStartedAt() != null && Instant.parse(st.getStartedAt()).isAfter(startedAt)) {
-                    return true;
-                }
+                return st == null || !Boolean.TRUE.equals(st.getRunning())
+                        || st.getStartedAt() != null && Instant.parse(st.getStartedAt()).isAfter(startedAt);
             } catch (NotFoundException e) {
                 return true;
             } catch (RuntimeException e) {
-                return false;
-            }
-            try {
-                return !Execs.run(docker, containerId, helperUser, List.of("true")).ok();
-            } catch (WorkspaceGoneException e) {
-                return true;
-            } catch (RuntimeException e) {
-                return false;
+                return null;
             }
         }
 
