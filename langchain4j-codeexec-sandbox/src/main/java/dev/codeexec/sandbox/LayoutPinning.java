@@ -60,11 +60,13 @@ final class LayoutPinning {
 
     /**
      * Pins every bind that lies strictly inside the workspace or a write grant (see {@link SandboxLayout#plan});
-     * returns the directories to open as descriptors, in descriptor order, and adds to {@code checked} the
+     * files become hard links in {@code pinDir}, or on the workspace's volume ({@code volumePins}, when not null) for
+     * files inside the workspace; returns the directories to open as descriptors, in descriptor order, and adds to {@code checked} the
      * directories held in place inside the workspace (bound by name, checked by the launcher). The workspace root
      * itself is bound by name: its parent belongs to the engine and no sandbox can see it, let alone change it.
      */
-    static List<String> pin(Map<String, LayoutEntry> entries, Path workspace, Path pinDir, List<String> checked) {
+    static List<String> pin(Map<String, LayoutEntry> entries, Path workspace, Path pinDir,
+                            LoopVolumes.VolumePins volumePins, List<String> checked) {
         List<String> changeable = new ArrayList<>();
         changeable.add(workspace.toString());
         entries.forEach((path, e) -> {
@@ -107,7 +109,12 @@ final class LayoutPinning {
                 e.fd = SandboxLayout.FIRST_PINNED_FD + dirs.size();
                 dirs.add(path);
             } else if (a.isRegularFile() && e.kind != Mount.Kind.KEEP) {
-                e.source = alias(Path.of(path), pinDir.resolve("pin-" + files++), shown);
+                // A hard link stays on its mount: a file of a workspace on a volume of its own is linked through the
+                // volume's mount, into the run's directory there.
+                boolean onVolume = volumePins != null && path.startsWith(ws + "/");
+                e.source = onVolume
+                        ? alias(volumePins.onVolume(Path.of(path)), volumePins.dir().resolve("pin-" + files++), shown)
+                        : alias(Path.of(path), pinDir.resolve("pin-" + files++), shown);
             } else {
                 throw new PolicyViolationException("'" + shown + "' is " + (a.isSymbolicLink()
                         ? "a symbolic link" : "a special file") + " where the sandbox mounts a file or directory; "

@@ -30,6 +30,7 @@ import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
+import dev.codeexec.workspace.WorkspaceStorage;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.WorkspaceLayout;
 import java.io.IOException;
@@ -85,6 +86,8 @@ public final class SandboxEngine extends AbstractEngine {
     private final Path stateDir;
     private final boolean ownsRoot;
     private final HostWorkspaceManager manager;
+    /** The workspaces' volumes (their disk quota), or null when workspaces are plain directories. */
+    private final LoopVolumes volumes;
     private final SandboxWorkspaceFS fs;
     private final WorkspaceManager workspaces = workspaceManager();
     private final Cgroups cgroups;
@@ -138,9 +141,12 @@ public final class SandboxEngine extends AbstractEngine {
         } catch (IOException e) {
             throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
         }
-        this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"));
-
+        LoopVolumes vols = null;
         try {
+            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir.resolve("volumes"));
+            this.volumes = vols;
+            this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"),
+                    volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
             SandboxUser wanted = needsBwrap ? SandboxUser.detect(b.sandboxUid, b.sandboxGid) : null;
             if (wanted != null) {
                 wanted.prepare(manager.baseDir(), sandboxRoot, stateDir, runsDir, manager.baseDir());
@@ -159,19 +165,23 @@ public final class SandboxEngine extends AbstractEngine {
             RunLimits runLimits = platform == SandboxPlatform.LINUX_BWRAP
                     ? RunLimits.detect(SandboxCommandLine.SHELL, user, cgroups != null && cgroups.pids())
                     : RunLimits.none();
-            this.capabilities = capabilities(platform, profile, cgroups, runLimits.processesByRlimit());
+            this.capabilities = capabilities(platform, profile, cgroups, runLimits.processesByRlimit(),
+                    volumes != null);
             capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
             this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
             SandboxRunPlanner.validateLimits(defaultLimits);
             this.planner = new SandboxRunPlanner(profile, environment(), sandboxRoot, runsDir, cgroups,
                     new SandboxCommandLine(platform, preflight, stateDir, scratchBytes, runLimits),
                     HostProcessChannel.wrapped().startingOn(launchers),
-                    HostProcessChannel.direct().startingOn(launchers));
+                    HostProcessChannel.direct().startingOn(launchers), volumes);
             AccessDecision access = planner.access();
             this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
                     .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user, profile);
         } catch (RuntimeException e) {
             launchers.shutdown();
+            if (vols != null) {
+                vols.close();
+            }
             cleanupRoot();
             throw e;
         }
@@ -419,11 +429,11 @@ public final class SandboxEngine extends AbstractEngine {
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {
-        return capabilities(platform, profile, cgroups, false);
+        return capabilities(platform, profile, cgroups, false, false);
     }
 
     static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups,
-                                     boolean processesByRlimit) {
+                                     boolean processesByRlimit, boolean diskQuota) {
         Set<ResourceLimit> limits = EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE,
                 ResourceLimit.OPEN_FILES);
         if (cgroups != null && cgroups.memory()) {
@@ -446,7 +456,7 @@ public final class SandboxEngine extends AbstractEngine {
                 .supportsCleanEnv(true)
                 .interactive(true)
                 .enforcedLimits(limits)
-                .diskQuota(false)
+                .diskQuota(diskQuota)
                 .build();
     }
 
@@ -470,6 +480,9 @@ public final class SandboxEngine extends AbstractEngine {
     @Override
     protected void closeBackend() {
         RuntimeException failure = attempt(null, manager::close);
+        if (volumes != null) {
+            volumes.close();
+        }
         launchers.shutdown();
         if (cgroups != null) {
             failure = attempt(failure, cgroups::close);
@@ -500,6 +513,7 @@ public final class SandboxEngine extends AbstractEngine {
         private PreflightMode preflightMode;
         private Path bwrapPath;
         private Long scratchBytes;
+        private Long diskQuota;
         private SandboxPlatform platform;
         private Integer sandboxUid;
         private Integer sandboxGid;
@@ -576,6 +590,21 @@ public final class SandboxEngine extends AbstractEngine {
         /** The bubblewrap executable; default the first of /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap. */
         public Builder bwrapPath(Path bwrapPath) {
             this.bwrapPath = bwrapPath;
+            return this;
+        }
+
+        /**
+         * The disk quota of each workspace whose {@link WorkspacePolicy#maxDiskBytes()} sets none: what its programs
+         * may write, staged inputs included. Default {@value LoopVolumes#DEFAULT_QUOTA} bytes (1 GiB) where the host
+         * can enforce it (Linux, the engine running as root), none elsewhere, with a warning; 0 for none. A quota set
+         * here on a host that cannot enforce it fails the build. Each workspace is then a file system of its own (a
+         * sparse, loop-mounted ext4 image); see docs/sandbox.md, Disk quota.
+         */
+        public Builder diskQuota(long bytes) {
+            if (bytes < 0) {
+                throw new InvalidSpecException("diskQuota (" + bytes + ") must not be negative");
+            }
+            this.diskQuota = bytes;
             return this;
         }
 

@@ -2,6 +2,7 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.workspace.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -76,8 +77,11 @@ final class SandboxLayout {
      *                     physical directories (directories held in place inside the workspace)
      * @param placeholders empty directories bubblewrap creates as mount points for protected names that did not
      *                     exist; removed after the run ({@link #removePlaceholders})
+     * @param volumePins   the run's directory of pinned file links on the workspace's own volume, or null; removed
+     *                     after the run
      */
-    record Plan(List<Mount> mounts, List<String> pinnedDirs, List<String> checkedDirs, List<String> placeholders) {
+    record Plan(List<Mount> mounts, List<String> pinnedDirs, List<String> checkedDirs, List<String> placeholders,
+                Path volumePins) {
         Plan {
             mounts = List.copyOf(mounts);
             pinnedDirs = List.copyOf(pinnedDirs);
@@ -86,7 +90,7 @@ final class SandboxLayout {
         }
 
         Plan(List<Mount> mounts, List<String> pinnedDirs) {
-            this(mounts, pinnedDirs, List.of(), List.of());
+            this(mounts, pinnedDirs, List.of(), List.of(), null);
         }
 
         /** This plan with {@code extra} operations added. */
@@ -96,7 +100,7 @@ final class SandboxLayout {
             }
             List<Mount> all = new ArrayList<>(mounts);
             all.addAll(extra);
-            return new Plan(all, pinnedDirs, checkedDirs, placeholders);
+            return new Plan(all, pinnedDirs, checkedDirs, placeholders, volumePins);
         }
 
         /**
@@ -116,8 +120,24 @@ final class SandboxLayout {
         }
 
         /**
-         * Removes the placeholders this run's bubblewrap created, once the run is over: each only while it is still
-         * an empty directory (never a link, never anything a program or the host put there).
+         * Creates the placeholders' directories before the launch, as the engine: bubblewrap, running as the sandbox
+         * user, could not create them in a workspace whose quota is used up (the engine may write in the blocks the
+         * volume reserves for it, see {@link LoopVolumes}). One that exists already, or that cannot be created, is
+         * left to bubblewrap, which mounts on it or fails the setup as before.
+         */
+        void createPlaceholders() {
+            for (String p : placeholders) {
+                try {
+                    Files.createDirectory(Path.of(p)); // never through a link: an existing name is left alone
+                } catch (IOException ignored) {
+                    // Exists, or no room even for the engine: bubblewrap has the last word.
+                }
+            }
+        }
+
+        /**
+         * Removes the placeholders of this run, once the run is over: each only while it is still an empty directory
+         * (never a link, never anything a program or the host put there).
          */
         void removePlaceholders() {
             for (String p : placeholders) {
@@ -130,6 +150,9 @@ final class SandboxLayout {
                     // Not empty after all, or gone: left as it is.
                 }
             }
+            if (volumePins != null) {
+                FileTrees.deleteTree(volumePins);
+            }
         }
     }
 
@@ -141,7 +164,7 @@ final class SandboxLayout {
      * JVM's own user, with a scanner that remembers nothing.
      */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir) {
-        return plan(profile, workspace, sandboxRoot, homes, pinDir, null, new ProtectedNameScanner());
+        return plan(profile, workspace, sandboxRoot, homes, pinDir, null, null, new ProtectedNameScanner());
     }
 
     /**
@@ -161,6 +184,9 @@ final class SandboxLayout {
      * @param homes       home directories for {@code ~/} rules
      * @param pinDir      a private directory of this run for the hard links of pinned files (created when needed),
      *                    or null to pin nothing (a path-based sandbox such as Seatbelt mounts nothing)
+     * @param volumePins  where the hard links of pinned files inside the workspace go instead when the workspace is a
+     *                    volume of its own (a hard link cannot cross file systems): a private directory of this run
+     *                    on that volume, outside the workspace; null when it has none
      * @param user        who the program runs as (grants it cannot use are refused); null for the JVM's user
      * @param scanner     finds protected metadata below the top of the writable roots, remembering what it listed
      *                    (one per engine, so that a run lists only what changed since the last)
@@ -172,7 +198,7 @@ final class SandboxLayout {
      *                                  cannot use a grant
      */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir,
-                     SandboxUser user, ProtectedNameScanner scanner) {
+                     LoopVolumes.VolumePins volumePins, SandboxUser user, ProtectedNameScanner scanner) {
         Map<String, LayoutEntry> entries = new LinkedHashMap<>();
         List<String> changeable = new ArrayList<>();
         changeable.add(workspace.toString());
@@ -246,10 +272,12 @@ final class SandboxLayout {
             LayoutChecks.checkUsable(entries, workspace, user);
         }
         List<String> checked = new ArrayList<>();
-        List<String> pinnedDirs = pinDir == null ? List.of() : LayoutPinning.pin(entries, workspace, pinDir, checked);
+        List<String> pinnedDirs = pinDir == null ? List.of()
+                : LayoutPinning.pin(entries, workspace, pinDir, volumePins, checked);
         List<Mount> mounts = new ArrayList<>();
         entries.forEach((path, e) -> mounts.add(new Mount(path, e.kind, e.fd, e.source)));
-        return new Plan(prune(mounts), pinnedDirs, checked, placeholders);
+        return new Plan(prune(mounts), pinnedDirs, checked, placeholders,
+                pinDir == null || volumePins == null ? null : volumePins.dir());
     }
 
     /** Drops a hidden entry directly below another hidden entry: hiding twice only costs a mount. */

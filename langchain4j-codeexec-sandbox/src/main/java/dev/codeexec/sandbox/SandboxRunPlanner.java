@@ -41,12 +41,15 @@ final class SandboxRunPlanner {
     private final SandboxCommandLine commandLine;
     private final HostProcessChannel wrappedChannel;
     private final HostProcessChannel directChannel;
+    /** The workspaces' volumes, whose pinned file links stay on them; null when workspaces are plain directories. */
+    private final LoopVolumes volumes;
     /** Remembers what each run's writable trees held, so that the next run lists only what changed. */
     private final ProtectedNameScanner protectedNames = new ProtectedNameScanner();
 
     SandboxRunPlanner(PermissionProfile profile, RunEnvironment environment, Path sandboxRoot, Path runsDir,
                       Cgroups cgroups, SandboxCommandLine commandLine, HostProcessChannel wrappedChannel,
-                      HostProcessChannel directChannel) {
+                      HostProcessChannel directChannel, LoopVolumes volumes) {
+        this.volumes = volumes;
         this.profile = profile;
         this.access = new AccessDecision(profile);
         this.environment = environment;
@@ -109,8 +112,10 @@ final class SandboxRunPlanner {
         try {
             boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
             // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
+            LoopVolumes.VolumePins volumePins = volumes == null ? null
+                    : volumes.pinsOf(root, privateDir.getFileName().toString());
             plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories(),
-                    commandLine.pins() ? privateDir : null, user, protectedNames) : null;
+                    commandLine.pins() ? privateDir : null, volumePins, user, protectedNames) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
             }
@@ -132,6 +137,9 @@ final class SandboxRunPlanner {
                     throw new BackendUnavailableException("cannot create the run's control group for its memory or "
                             + "process limit: " + e.getClass().getSimpleName(), e);
                 }
+            }
+            if (plan != null) {
+                plan.createPlaceholders();
             }
             boolean viaBwrap = commandLine.viaBwrap(runProfile);
             List<String> argv = commandLine.argv(runProfile, plan, env, cwd, program, limits, group,

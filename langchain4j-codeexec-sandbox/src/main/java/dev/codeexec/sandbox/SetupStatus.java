@@ -67,6 +67,7 @@ final class SetupStatus {
                     r.duration(), r.timedOut(), r.stdoutTruncated(), r.stderrTruncated());
         }
         if (line.contains("Race condition binding") || line.contains(workspace + "/")) {
+            LOG.debug("bubblewrap refused a changed path: {}", line);
             // What bubblewrap mounted was not the verified descriptor, or a destination in the workspace was no
             // longer what the plan saw (typically a link planted where a mount lands).
             throw new PolicyViolationException("the sandbox was not started: a path to be mounted changed during "

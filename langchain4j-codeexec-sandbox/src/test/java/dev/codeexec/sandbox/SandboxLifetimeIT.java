@@ -65,6 +65,9 @@ class SandboxLifetimeIT {
             assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
             waitFor(() -> withMarker(session).isEmpty() && withMarker(run).isEmpty(),
                     "the session and the run to die with their JVM", WAIT);
+            // The dead engine's workspace volumes (where there is a disk quota) are unmounted by the next engine.
+            SandboxEngine.builder().rootDir(tmp.resolve("next")).build().close();
+            assertThat(SandboxTesting.mountsUnder(tmp.toRealPath())).as("mounts the dead engine left").isEmpty();
         } finally {
             child.destroyForcibly();
             killMarked(session);

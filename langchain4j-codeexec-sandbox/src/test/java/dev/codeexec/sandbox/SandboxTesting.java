@@ -21,6 +21,14 @@ final class SandboxTesting {
                 "the system python at " + PYTHON);
     }
 
+    /** Mount points at or below {@code dir} (a real path), from this process's mount table. */
+    static java.util.List<String> mountsUnder(java.nio.file.Path dir) throws java.io.IOException {
+        return java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/mountinfo")).stream()
+                .map(l -> l.split(" ")[4])
+                .filter(m -> m.equals(dir.toString()) || m.startsWith(dir + "/"))
+                .toList();
+    }
+
     /** True when this JVM runs as root (some attacks plant files where only root can write). */
     static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));

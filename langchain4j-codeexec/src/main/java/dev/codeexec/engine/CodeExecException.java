@@ -11,6 +11,7 @@ package dev.codeexec.engine;
  *   <li>{@link BackendUnavailableException}: the backend is missing or broken; an operator must act, or retry later;</li>
  *   <li>{@link WorkspaceGoneException}: the workspace was removed or closed; create a new one;</li>
  *   <li>{@link WorkspaceBusyException}: a background session holds the workspace; wait for it or kill it;</li>
+ *   <li>{@link WorkspaceFullException}: the workspace's disk quota is used up; delete files, then retry;</li>
  *   <li>{@link RunOutcomeUnknownException}: the exception to "could not be run": the program started, then the
  *       connection to the backend broke; it may have had effects, so look before retrying.</li>
  * </ul>

@@ -37,6 +37,8 @@ enum ToolErrorKind {
     INVALID_REQUEST,
     /** The conversation's workspace was removed; files written earlier are lost. */
     WORKSPACE_GONE,
+    /** The workspace's disk quota is used up: delete files under work/ or out/, then retry. */
+    WORKSPACE_FULL,
     /** The program started, then the connection to the backend broke: its outcome is unknown; look before retrying. */
     OUTCOME_UNKNOWN,
     /** The backend is missing or broken; try later. */

@@ -11,6 +11,7 @@ import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.WorkspaceBusyException;
+import dev.codeexec.engine.WorkspaceFullException;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
 import java.util.List;
@@ -77,6 +78,11 @@ final class ToolErrors {
         if (e instanceof WorkspaceGoneException) {
             return ToolResult.error(ToolErrorKind.WORKSPACE_GONE, "the workspace of this conversation is gone ("
                     + clause(message) + "). Files written earlier are lost; artifacts are not.");
+        }
+        if (e instanceof WorkspaceFullException) {
+            return ToolResult.error(ToolErrorKind.WORKSPACE_FULL, clause(message) + ". The files already there "
+                    + "are intact; delete what is no longer needed (for example with " + settings.name(WorkspaceTool.EXEC)
+                    + ": rm work/<file>), then try again.");
         }
         if (e instanceof RunOutcomeUnknownException unknown) {
             log.warn("{}: run outcome unknown: {}", toolName, message);

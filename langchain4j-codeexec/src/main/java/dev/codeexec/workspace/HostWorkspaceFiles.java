@@ -175,6 +175,7 @@ final class HostWorkspaceFiles implements WorkspaceFiles {
     @Override
     public void write(String path, byte[] content, int mode) {
         Path target = resolver.resolveForWrite(path);
+        WorkspaceSpace.requireRoom(resolver.root(), content.length);
         Path tmp = null;
         try {
             tmp = Files.createTempFile(target.getParent(), WRITE_TEMP_PREFIX, ".tmp");
@@ -184,6 +185,9 @@ final class HostWorkspaceFiles implements WorkspaceFiles {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             tmp = null;
         } catch (IOException e) {
+            if (WorkspaceSpace.isOutOfSpace(e)) {
+                throw WorkspaceSpace.full(resolver.root(), e);
+            }
             throw new CodeExecException("could not write '" + PathResolver.normalize(path) + "': "
                     + e.getClass().getSimpleName(), e);
         } finally {
@@ -253,6 +257,9 @@ final class HostWorkspaceFiles implements WorkspaceFiles {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             FileTrees.deleteTree(tmp);
+            if (WorkspaceSpace.isOutOfSpace(e)) {
+                throw WorkspaceSpace.full(resolver.root(), e);
+            }
             throw new CodeExecException("could not stage into '" + norm + "': " + e.getClass().getSimpleName(), e);
         } catch (RuntimeException e) {
             FileTrees.deleteTree(tmp);

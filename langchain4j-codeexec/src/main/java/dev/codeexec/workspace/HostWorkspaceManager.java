@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,12 +26,24 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path baseDir;
+    private final WorkspaceStorage storage;
     private final Set<String> created = ConcurrentHashMap.newKeySet();
 
     /**
+     * Workspaces as plain directories ({@link WorkspaceStorage#DIRECTORIES}): no disk quota.
+     *
      * @param baseDir the directory that holds the workspaces; created (mode 0700) when missing
      */
     public HostWorkspaceManager(Path baseDir) {
+        this(baseDir, WorkspaceStorage.DIRECTORIES);
+    }
+
+    /**
+     * @param baseDir the directory that holds the workspaces; created (mode 0700) when missing
+     * @param storage what holds each workspace's files
+     */
+    public HostWorkspaceManager(Path baseDir, WorkspaceStorage storage) {
+        this.storage = Objects.requireNonNull(storage, "storage");
         try {
             Files.createDirectories(baseDir);
             this.baseDir = baseDir.toRealPath();
@@ -48,7 +61,7 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
     @Override
     public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
         WorkspacePolicy p = policy == null ? WorkspacePolicy.DEFAULT : policy;
-        if (p.maxDiskBytes() > 0) {
+        if (p.maxDiskBytes() > 0 && !storage.enforcesQuota()) {
             throw new UnsupportedCapabilityException("host-directory workspaces cannot enforce maxDiskBytes ("
                     + p.maxDiskBytes() + "); refusing to create an unlimited workspace. Use a backend that "
                     + "enforces disk limits, or set maxDiskBytes to 0.");
@@ -67,7 +80,18 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
         } catch (IOException e) {
             throw new CodeExecException("cannot create workspace: " + e.getClass().getSimpleName(), e);
         }
-        WorkspaceLayout.create(dir);
+        try {
+            storage.attach(dir, p.maxDiskBytes());
+        } catch (RuntimeException e) {
+            FileTrees.deleteTree(dir);
+            throw e;
+        }
+        try {
+            WorkspaceLayout.create(dir);
+        } catch (RuntimeException e) {
+            remove(dir);
+            throw e;
+        }
         created.add(id);
         return new Workspace(id, dir.toString());
     }
@@ -76,6 +100,12 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
     public void cleanup(Workspace workspace) {
         Path dir = hostPath(workspace);
         created.remove(workspace.id());
+        remove(dir);
+    }
+
+    /** Releases a workspace's storage, then deletes what is left of its directory. */
+    private void remove(Path dir) {
+        storage.detach(dir);
         FileTrees.deleteTree(dir);
     }
 
@@ -98,7 +128,7 @@ public final class HostWorkspaceManager implements WorkspaceManager, AutoCloseab
         RuntimeException first = null;
         for (String id : Set.copyOf(created)) {
             try {
-                FileTrees.deleteTree(baseDir.resolve(id));
+                remove(baseDir.resolve(id));
                 created.remove(id);
             } catch (RuntimeException e) {
                 if (first == null) {

@@ -193,6 +193,9 @@ public final class PathResolver {
                 } catch (FileAlreadyExistsException raced) {
                     attrs = lstat(next);
                 } catch (IOException e) {
+                    if (WorkspaceSpace.isOutOfSpace(e)) {
+                        throw WorkspaceSpace.full(root, e);
+                    }
                     throw new InvalidSpecException("cannot create directory '" + norm + "': "
                             + e.getClass().getSimpleName());
                 }

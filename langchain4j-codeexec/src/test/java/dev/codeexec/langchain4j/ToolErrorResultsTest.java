@@ -8,6 +8,7 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.WorkspaceBusyException;
+import dev.codeexec.engine.WorkspaceFullException;
 import dev.codeexec.testing.ExpectedLog;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.ImageContent;
@@ -72,6 +73,20 @@ class ToolErrorResultsTest {
             assertThat(r.isError()).isTrue();
             assertThat(r.resultText()).doesNotContainPattern(CLASS_NAME);
         }
+    }
+
+    @Test
+    void should_tell_the_model_how_full_the_workspace_is_and_what_to_delete_when_a_write_finds_no_room() {
+        codeExec.workspace("conv-1").putFile("work/a.txt", "a");
+
+        engine.fileFailure = new WorkspaceFullException(16_700_000, 16_777_216, null);
+        ToolExecutionResult write = call("workspace_write_file", "{\"path\":\"work/b.txt\",\"content\":\"x\"}");
+
+        assertThat(write.isError()).isTrue();
+        assertThat(write.attributes()).containsEntry("error", "workspace_full");
+        assertThat(write.resultText()).isEqualTo("error: the workspace is full: 16700000 of 16777216 bytes used; "
+                + "delete files under work/ or out/ to make room. The files already there are intact; delete what is "
+                + "no longer needed (for example with workspace_exec: rm work/<file>), then try again.");
     }
 
     @Test
