@@ -143,7 +143,7 @@ public final class SandboxEngine extends AbstractEngine {
         }
         LoopVolumes vols = null;
         try {
-            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir.resolve("volumes"));
+            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir);
             this.volumes = vols;
             this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"),
                     volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
@@ -595,7 +595,7 @@ public final class SandboxEngine extends AbstractEngine {
 
         /**
          * The disk quota of each workspace whose {@link WorkspacePolicy#maxDiskBytes()} sets none: what its programs
-         * may write, staged inputs included. Default {@value LoopVolumes#DEFAULT_QUOTA} bytes (1 GiB) where the host
+         * may write, staged inputs included. Default 1 GiB where the host
          * can enforce it (Linux, the engine running as root), none elsewhere, with a warning; 0 for none. A quota set
          * here on a host that cannot enforce it fails the build. Each workspace is then a file system of its own (a
          * sparse, loop-mounted ext4 image); see docs/sandbox.md, Disk quota.

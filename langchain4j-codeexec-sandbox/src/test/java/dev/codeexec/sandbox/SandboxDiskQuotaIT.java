@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The disk quota per workspace with real bubblewrap and real loop-mounted volumes: a program that writes without end
  * stops at its workspace's quota; the host, other workspaces and the engine keep working; the engine's own
  * bookkeeping of the next run still finds room; deleting files makes the next write work; nothing stays mounted after
- * the engine, and the volumes of an engine that died are unmounted by the next.
+ * the engine (the volumes of an engine that died: {@code QuotaVolumesIT}, {@code SandboxLifetimeIT}).
  */
 class SandboxDiskQuotaIT {
 
@@ -142,32 +142,12 @@ class SandboxDiskQuotaIT {
     }
 
     @Test
-    void should_unmount_the_volumes_of_an_engine_that_ended_without_closing() throws IOException {
-        Path images = tmp.resolve("dead/state/volumes");
-        Path dir = Files.createDirectories(tmp.resolve("dead/workspaces/ws-1"));
-        LoopVolumes dead = LoopVolumes.probe(images, LoopVolumes.MIN_QUOTA);
-        dead.attach(dir, 0);
-        try {
-            LoopVolumes.reapOrphans();
-            assertThat(SandboxTesting.mountsUnder(dir.toRealPath())).as("a live engine's volume is left alone").hasSize(1);
-
-            dead.close(); // its lock is gone, as when the JVM died; the volume stays mounted
-            LoopVolumes.reapOrphans();
-
-            assertThat(SandboxTesting.mountsUnder(dir.toRealPath())).isEmpty();
-            assertThat(images.resolve("ws-1.img")).doesNotExist();
-        } finally {
-            dead.detach(dir);
-        }
-    }
-
-    @Test
     void should_refuse_a_quota_the_host_cannot_enforce_and_go_without_one_only_when_none_was_asked_for() {
-        Path images = tmp.resolve("images");
-        assertThatThrownBy(() -> LoopVolumes.forEngine(QUOTA, false, images))
+        Path state = tmp.resolve("state");
+        assertThatThrownBy(() -> LoopVolumes.forEngine(QUOTA, false, state))
                 .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("disk quota");
-        assertThat(LoopVolumes.forEngine(null, false, images)).isNull();
-        assertThat(LoopVolumes.forEngine(0L, true, images)).isNull();
+        assertThat(LoopVolumes.forEngine(null, false, state)).isNull();
+        assertThat(LoopVolumes.forEngine(0L, true, state)).isNull();
         try (SandboxEngine none = SandboxEngine.builder().rootDir(tmp.resolve("none")).diskQuota(0).build()) {
             assertThat(none.describe().diskQuota()).isFalse();
             assertThatThrownBy(() -> none.manager().createWorkspace("x", new WorkspacePolicy(QUOTA)))
