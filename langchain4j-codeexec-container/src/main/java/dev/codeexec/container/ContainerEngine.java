@@ -87,6 +87,8 @@ public final class ContainerEngine extends AbstractEngine {
     private final DockerConnection docker;
     private final ContainerSettings settings;
     private final ContainerWorkspaces workspaces;
+    /** The workspaces' volumes of this host (their disk quota), or null. */
+    private final ContainerVolumes volumes;
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
     private final String engineId = UUID.randomUUID().toString();
@@ -120,18 +122,25 @@ public final class ContainerEngine extends AbstractEngine {
                 (long) (cpus * 1e9), b.runtime, poolSize, idle, b.openFilesRlimit, b.processesRlimit);
         this.helperUser = settings.uid() + ":" + settings.gid();
         this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
+        ContainerVolumes vols = null;
         try {
             docker.requireReachable();
-            this.workspaces = new ContainerWorkspaces(docker, settings, engineId);
+            vols = ContainerVolumes.forEngine(b.diskQuota, docker.host(), settings.gid());
+            this.volumes = vols;
+            this.workspaces = new ContainerWorkspaces(docker, settings, engineId, volumes);
             if (b.sweepLeftovers) {
                 workspaces.sweepLeftovers();
             }
         } catch (RuntimeException e) {
+            if (vols != null) {
+                vols.close();
+            }
             docker.close();
             throw e;
         }
         this.fs = StandardWorkspaceFS.builder().files(ws -> files(ws)).inputRoots(inputRoots())
-                .artifacts(artifactStore()).build();
+                .artifacts(artifactStore()).roomCheck(volumes == null ? null
+                        : (ws, bytes) -> volumes.requireRoom(workspaces.container(ws).id, bytes)).build();
         this.capabilities = Capabilities.builder()
                 .isolation(Isolation.CONTAINER)
                 .networkAllowed(b.network)
@@ -140,7 +149,7 @@ public final class ContainerEngine extends AbstractEngine {
                 .supportsCleanEnv(true)
                 .interactive(true)
                 .enforcedLimits(EnumSet.allOf(ResourceLimit.class))
-                .diskQuota(false)
+                .diskQuota(volumes != null)
                 .build();
         if (b.network) {
             LOG.warn("ContainerEngine: workspace containers get a network (bridge); programs can reach it");
@@ -326,6 +335,9 @@ public final class ContainerEngine extends AbstractEngine {
     @Override
     protected void closeBackend() {
         RuntimeException failure = attempt(null, workspaces::close);
+        if (volumes != null) {
+            failure = attempt(failure, volumes::close);
+        }
         failure = attempt(failure, docker::close);
         if (failure != null) {
             throw failure;
@@ -354,6 +366,7 @@ public final class ContainerEngine extends AbstractEngine {
         private boolean sweepLeftovers = true;
         private Long openFilesRlimit;
         private Long processesRlimit;
+        private Long diskQuota;
 
         private Builder() {
         }
@@ -453,6 +466,22 @@ public final class ContainerEngine extends AbstractEngine {
         public Builder containerRlimits(long openFiles, long processes) {
             this.openFilesRlimit = openFiles;
             this.processesRlimit = processes;
+            return this;
+        }
+
+        /**
+         * The disk quota of each workspace whose {@link dev.codeexec.engine.WorkspacePolicy#maxDiskBytes()} sets none:
+         * what its programs may write, staged inputs and the model's files included. Default 1 GiB where it can be
+         * enforced (the JVM runs as root beside the Docker engine, reached through its UNIX socket), none elsewhere,
+         * with a warning; 0 for none. A quota set here where it cannot be enforced fails the build. Each container's
+         * {@code /codeexec} is then a volume of this host (a sparse, loop-mounted ext4 image); see docs/container.md,
+         * Disk quota.
+         */
+        public Builder diskQuota(long bytes) {
+            if (bytes < 0) {
+                throw new InvalidSpecException("diskQuota (" + bytes + ") must not be negative");
+            }
+            this.diskQuota = bytes;
             return this;
         }
 

@@ -8,6 +8,7 @@ import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Ulimit;
+import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Volume;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
@@ -79,8 +80,13 @@ final class ContainerWorkspaces implements WorkspaceManager {
     private final ScheduledExecutorService poolFiller;
     private volatile boolean closed;
 
-    ContainerWorkspaces(DockerConnection docker, ContainerSettings settings, String engineId) {
+    /** The workspaces' volumes (their disk quota), or null when each container has an anonymous Docker volume. */
+    private final ContainerVolumes volumes;
+
+    ContainerWorkspaces(DockerConnection docker, ContainerSettings settings, String engineId,
+                        ContainerVolumes volumes) {
         this.docker = docker;
+        this.volumes = volumes;
         this.settings = settings;
         this.engineId = engineId;
         if (settings.poolSize() > 0) {
@@ -98,18 +104,20 @@ final class ContainerWorkspaces implements WorkspaceManager {
 
     @Override
     public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
-        if (policy != null && policy.maxDiskBytes() > 0) {
-            throw new UnsupportedCapabilityException("ContainerEngine cannot enforce WorkspacePolicy.maxDiskBytes "
-                    + "(a volume has no size limit with Docker's local driver); refusing to create the workspace");
+        long quota = policy == null ? 0 : policy.maxDiskBytes();
+        if (quota > 0 && volumes == null) {
+            throw new UnsupportedCapabilityException("this ContainerEngine cannot enforce WorkspacePolicy.maxDiskBytes "
+                    + "(it has no disk quota: see docs/container.md, Disk quota); refusing to create the workspace");
         }
         docker.requireReachable();
         String id = SafeNames.label(execId, "ws", 40) + "-" + UUID.randomUUID().toString().substring(0, 8);
         // A pooled container keeps its "pool" label (labels cannot change); the engine maps it to the workspace.
-        WorkspaceContainer c = pool.pollFirst();
+        // Pooled containers have the default quota: a workspace with its own is created for it.
+        WorkspaceContainer c = quota > 0 ? null : pool.pollFirst();
         if (c != null) {
             wakePool();
         } else {
-            c = create(id);
+            c = create(id, quota);
         }
         byWorkspace.put(id, c);
         LOG.debug("workspace {} in container {}", id, c.id.substring(0, 12));
@@ -125,6 +133,15 @@ final class ContainerWorkspaces implements WorkspaceManager {
         return c;
     }
 
+    /** Forgets a workspace whose container was removed outside the engine, with its volume of this host. */
+    private WorkspaceGoneException gone(Workspace ws, WorkspaceContainer c) {
+        if (byWorkspace.remove(ws.id(), c) && volumes != null) {
+            volumes.removed(c.id);
+        }
+        return new WorkspaceGoneException("the container of workspace '" + ws.id() + "' and its files are gone "
+                + "(removed outside the engine)");
+    }
+
     /**
      * The container of a workspace, started again when it stopped (a Docker engine restart stops every container;
      * the container and its volume, so the workspace's files, remain). Only a container that is gone, with its
@@ -138,9 +155,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
         try {
             state = docker.control().inspectContainerCmd(c.id).exec().getState();
         } catch (NotFoundException e) {
-            byWorkspace.remove(ws.id(), c);
-            throw new WorkspaceGoneException("the container of workspace '" + ws.id() + "' and its files are gone "
-                    + "(removed outside the engine)");
+            throw gone(ws, c);
         } catch (RuntimeException e) {
             throw docker.translate(e, "inspect the workspace's container");
         }
@@ -160,9 +175,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
             } catch (NotModifiedException e) {
                 // Started meanwhile by another call.
             } catch (NotFoundException e) {
-                byWorkspace.remove(ws.id(), c);
-                throw new WorkspaceGoneException("the container of workspace '" + ws.id() + "' and its files are "
-                        + "gone (removed outside the engine)");
+                throw gone(ws, c);
             } catch (RuntimeException e) {
                 throw docker.translate(e, "start the workspace's stopped container again");
             }
@@ -178,8 +191,11 @@ final class ContainerWorkspaces implements WorkspaceManager {
         }
     }
 
-    /** Creates and starts one container with the standard layout. */
-    private WorkspaceContainer create(String workspaceLabel) {
+    /**
+     * Creates and starts one container with the standard layout; with a disk quota ({@code maxBytes}, 0 for the
+     * default), its {@code /codeexec} is a volume of this host.
+     */
+    private WorkspaceContainer create(String workspaceLabel, long maxBytes) {
         Map<String, String> labels = new HashMap<>();
         labels.put(LABEL_OWNER, "langchain4j-codeexec");
         labels.put(LABEL_ENGINE, engineId);
@@ -194,8 +210,20 @@ final class ContainerWorkspaces implements WorkspaceManager {
                 .withPrivileged(false)
                 .withReadonlyRootfs(settings.readOnlyRootFilesystem())
                 .withInit(false);
+        Map<String, String> tmpfs = new HashMap<>();
         if (settings.readOnlyRootFilesystem()) {
-            host.withTmpFs(Map.of("/tmp", "rw,nosuid,nodev,size=64m"));
+            tmpfs.put("/tmp", "rw,nosuid,nodev,size=64m");
+        }
+        String name = "codeexec-" + engineId.substring(0, 8) + "-" + UUID.randomUUID().toString().substring(0, 12);
+        if (volumes != null) {
+            host.withBinds(new Bind(volumes.create(name, maxBytes).toString(), new Volume(VOLUME)));
+            // The runs' control files never need the workspace's room: a full workspace must not stop the run that
+            // frees it.
+            tmpfs.put(CONTROL, "rw,nosuid,nodev,noexec,size=1m,mode=0700,uid=" + settings.uid() + ",gid="
+                    + settings.gid());
+        }
+        if (!tmpfs.isEmpty()) {
+            host.withTmpFs(tmpfs);
         }
         if (settings.memoryBytes() != null) {
             host.withMemory(settings.memoryBytes()).withMemorySwap(settings.memoryBytes());
@@ -222,8 +250,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
         String id = null;
         try {
             CreateContainerResponse r = docker.control().createContainerCmd(settings.image())
-                    .withName("codeexec-" + engineId.substring(0, 8) + "-" + UUID.randomUUID().toString()
-                            .substring(0, 12))
+                    .withName(name)
                     .withLabels(labels)
                     .withCmd("sh", "-c", ExecScripts.INIT)
                     .withEntrypoint(List.of())
@@ -235,15 +262,21 @@ final class ContainerWorkspaces implements WorkspaceManager {
                     .withHostConfig(host)
                     .exec();
             id = r.getId();
+            if (volumes != null) {
+                volumes.bound(id, name);
+            }
             docker.control().startContainerCmd(id).exec();
             putLayout(id);
+            if (volumes != null) {
+                volumes.requireSeen(name);
+            }
             return new WorkspaceContainer(id, Instant.now(), settings.memoryBytes(), settings.pids());
         } catch (NotFoundException e) {
-            removeQuietly(id);
+            removeQuietly(id, name);
             throw new BackendUnavailableException("the workspace image '" + settings.image() + "' is not present "
                     + "on the Docker engine; build or load it there (the engine never pulls)", e);
         } catch (RuntimeException e) {
-            removeQuietly(id);
+            removeQuietly(id, name);
             throw docker.translate(e, "create a workspace container");
         }
     }
@@ -274,7 +307,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
                 .withTarInputStream(new ByteArrayInputStream(bytes.toByteArray())).exec();
     }
 
-    /** Removes a container with its anonymous volume; a missing one is fine. */
+    /** Removes a container with its volume (anonymous, or of this host); a missing one is fine. */
     void remove(String id) {
         try {
             docker.control().removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
@@ -282,16 +315,25 @@ final class ContainerWorkspaces implements WorkspaceManager {
             // Already gone.
         } catch (RuntimeException e) {
             throw docker.translate(e, "remove a workspace container");
+        } finally {
+            // Its files go with it; a container that could not be removed keeps its own mount of the volume.
+            if (volumes != null) {
+                volumes.removed(id);
+            }
         }
     }
 
-    private void removeQuietly(String id) {
-        if (id != null) {
-            try {
+    /** After a failed start: removes the container (if it was created) and its volume of this host. */
+    private void removeQuietly(String id, String name) {
+        try {
+            if (id != null) {
                 remove(id);
-            } catch (RuntimeException e) {
-                LOG.warn("could not remove a container after a failed start: {}", e.getMessage());
             }
+            if (volumes != null) {
+                volumes.release(name);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("could not remove a container after a failed start: {}", e.getMessage());
         }
     }
 
@@ -316,7 +358,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
                 }
             }
             while (!closed && pool.size() < settings.poolSize()) {
-                pool.addLast(create("pool"));
+                pool.addLast(create("pool", 0));
             }
         } catch (RuntimeException e) {
             LOG.warn("could not fill the warm pool of workspace containers: {}", e.getMessage());

@@ -42,11 +42,13 @@ final class DockerConnection implements AutoCloseable {
     private final DockerClient control;
     private final DockerClient streams;
     private final AtomicReference<Ping> lastPing = new AtomicReference<>();
+    private final java.net.URI host;
 
     private record Ping(long atNanos, RuntimeException failure) {
     }
 
     private DockerConnection(DockerClientConfig config) {
+        this.host = config.getDockerHost();
         this.endpoint = config.getDockerHost().getScheme() + " endpoint";
         this.controlHttp = new ZerodepDockerHttpClient.Builder().dockerHost(config.getDockerHost())
                 .sslConfig(config.getSSLConfig()).maxConnections(32)
@@ -81,6 +83,11 @@ final class DockerConnection implements AutoCloseable {
             throw new BackendUnavailableException("the Docker client configuration is invalid ("
                     + e.getClass().getSimpleName() + "); check DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH", e);
         }
+    }
+
+    /** Where the Docker engine is ({@code unix:///var/run/docker.sock}, {@code tcp://...}). */
+    java.net.URI host() {
+        return host;
     }
 
     DockerClient control() {

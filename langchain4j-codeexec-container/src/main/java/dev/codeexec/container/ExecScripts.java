@@ -93,7 +93,10 @@ final class ExecScripts {
             + "  echo 0\n"
             + "}\n"
             + "c=$1; r=$2; g=$3; d=$4; lim=$5; mem=$6; shift 6\n"
-            + "mkdir -p -- \"$c\" \"$r\" || exit 125\n"
+            + "mkdir -p -- \"$c\" || exit 125\n"
+            // The run's folder is bookkeeping: a full workspace has no room for it, and must not stop the run (an rm)
+            // that frees space. Its saved output is written by the engine, which may use the volume's reserve.
+            + "mkdir -p -- \"$r\" 2>/dev/null\n"
             + "mkfifo -- \"$c/in\" || exit 125\n"
             + "cd -- \"$d\" || exit 126\n"
             + "set -f; set -- $lim \"$@\"; set +f\n"

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -86,6 +87,8 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
     private final Function<Workspace, PathAccess> access;
     /** Tells trackers what changed; null without one. */
     private final ChangeFeed changeFeed;
+    /** Refuses a write for the model that would not fit in the workspace's quota; see {@link Builder#roomCheck}. */
+    private final BiConsumer<Workspace, Long> roomCheck;
     private final int trackedLimit;
     private final int comparedLimit;
 
@@ -103,6 +106,7 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
         this.artifacts = b.artifacts;
         this.access = b.access == null ? ws -> PathAccess.ALLOW_ALL : b.access;
         this.changeFeed = b.changeFeed;
+        this.roomCheck = b.roomCheck == null ? (ws, bytes) -> { } : b.roomCheck;
         this.trackedLimit = b.trackedLimit;
         this.comparedLimit = b.comparedLimit;
     }
@@ -123,9 +127,12 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
             checkWritable(f, norm);
         }
         List<PutFile> normalized = new ArrayList<>(list.size());
+        long bytes = 0;
         for (PutFile p : list) {
             normalized.add(PutFile.of(PathResolver.normalize(p.path()), p.content(), p.mode()));
+            bytes += p.content().length;
         }
+        roomCheck.accept(ws, bytes);
         f.writeAll(normalized);
     }
 
@@ -408,6 +415,7 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
         private ArtifactService artifacts;
         private Function<Workspace, PathAccess> access;
         private ChangeFeed changeFeed;
+        private BiConsumer<Workspace, Long> roomCheck;
         private int trackedLimit = MAX_TRACKED_ENTRIES;
         private int comparedLimit = MAX_COMPARED_ENTRIES;
 
@@ -436,6 +444,17 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
         /** Finer per-workspace access rules; default {@link PathAccess#ALLOW_ALL}. */
         public Builder access(Function<Workspace, PathAccess> access) {
             this.access = access;
+            return this;
+        }
+
+        /**
+         * Checks that files the model writes fit in the workspace's disk quota before they are written: given the
+         * workspace and the bytes about to be written, it throws {@link dev.codeexec.engine.WorkspaceFullException}
+         * when they would not fit (for example {@link WorkspaceSpace#requireRoom} on the host side of a volume).
+         * Writes must not dig into room a backend keeps for its own bookkeeping. Default none.
+         */
+        public Builder roomCheck(BiConsumer<Workspace, Long> roomCheck) {
+            this.roomCheck = roomCheck;
             return this;
         }
 

@@ -73,6 +73,40 @@ public final class SandboxEngineBenchmark {
 
             concurrent(engine, rounds);
         }
+        workspaceCreation(Math.max(20, iterations / 10));
+    }
+
+    /**
+     * Creating and removing a workspace with its disk quota (a volume of its own) against a plain directory (no
+     * quota), alternating in one run. Prints nothing where the host cannot enforce a quota.
+     */
+    private static void workspaceCreation(int n) {
+        try (SandboxEngine quota = SandboxEngine.create();
+             SandboxEngine plain = SandboxEngine.builder().diskQuota(0).build()) {
+            if (!quota.describe().diskQuota()) {
+                System.out.println("workspace creation: no disk quota on this host; not measured");
+                return;
+            }
+            long[] q = new long[n];
+            long[] p = new long[n];
+            for (int i = 0; i < n + 5; i++) {
+                long t0 = System.nanoTime();
+                quota.manager().cleanup(quota.manager().createWorkspace("q", WorkspacePolicy.DEFAULT));
+                long t1 = System.nanoTime();
+                plain.manager().cleanup(plain.manager().createWorkspace("p", WorkspacePolicy.DEFAULT));
+                long t2 = System.nanoTime();
+                if (i >= 5) {
+                    q[i - 5] = t1 - t0;
+                    p[i - 5] = t2 - t1;
+                }
+            }
+            Stats qs = new Stats(q);
+            Stats ps = new Stats(p);
+            System.out.println("create + clean up a workspace, quota:  " + qs);
+            System.out.println("create + clean up a workspace, plain:  " + ps);
+            System.out.printf("ratio quota / plain (median):          %.1f (+%.1f ms)%n", qs.median() / ps.median(),
+                    (qs.median() - ps.median()) / 1000);
+        }
     }
 
     private static void concurrent(SandboxEngine engine, int rounds) throws Exception {
