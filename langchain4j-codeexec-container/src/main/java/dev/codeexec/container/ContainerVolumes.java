@@ -1,7 +1,6 @@
 package dev.codeexec.container;
 
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.internal.host.QuotaVolumes;
 import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.WorkspaceSpace;
@@ -12,8 +11,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The container engine's disk quota: each workspace container's {@code /codeexec} (the workspace and the runs' files)
@@ -25,8 +22,6 @@ import org.slf4j.LoggerFactory;
  * running as root; each container checks that the engine sees the volume ({@link #requireSeen}).
  */
 final class ContainerVolumes {
-
-    private static final Logger LOG = LoggerFactory.getLogger(ContainerVolumes.class);
 
     private final Path stateDir;
     private final QuotaVolumes volumes;
@@ -45,35 +40,27 @@ final class ContainerVolumes {
      *                   it (a warning where it cannot), 0 for none, otherwise that quota or a failure
      * @param dockerHost where the Docker engine is
      * @param helperGid  the group of the engine's helper processes in the containers, which may use the reserve
-     * @throws UnsupportedCapabilityException when a quota was requested and cannot be enforced here
+     * @throws dev.codeexec.engine.UnsupportedCapabilityException when a quota was requested and cannot be enforced here
      */
     static ContainerVolumes forEngine(Long requested, URI dockerHost, int helperGid) {
-        if (requested != null && requested == 0) {
-            return null;
-        }
-        long quota = requested == null ? QuotaVolumes.DEFAULT_QUOTA : requested;
-        QuotaVolumes.validate(quota);
-        Path state = null;
-        try {
+        return QuotaVolumes.forEngine("ContainerEngine", requested, quota -> {
             if (!"unix".equals(dockerHost.getScheme()) || !Files.exists(Path.of(dockerHost.getPath()))) {
                 throw new CodeExecException("the Docker engine is not on this host (" + dockerHost.getScheme()
                         + " endpoint): a volume of this host cannot be bound into its containers");
             }
-            state = Files.createTempDirectory("codeexec-container-");
-            return new ContainerVolumes(state, QuotaVolumes.probe(state, quota, helperGid));
-        } catch (IOException | CodeExecException e) {
-            if (state != null) {
+            Path state;
+            try {
+                state = Files.createTempDirectory("codeexec-container-");
+            } catch (IOException e) {
+                throw new CodeExecException("cannot create the directory of the workspace volumes: " + e, e);
+            }
+            try {
+                return new ContainerVolumes(state, QuotaVolumes.probe(state, quota, helperGid));
+            } catch (RuntimeException e) {
                 FileTrees.deleteTree(state);
+                throw e;
             }
-            if (requested != null) {
-                throw new UnsupportedCapabilityException("ContainerEngine cannot enforce a disk quota per workspace "
-                        + "here: " + e.getMessage() + ". Run the engine as root beside its Docker engine, or build "
-                        + "it with diskQuota(0) to go without one");
-            }
-            LOG.warn("ContainerEngine has no disk quota per workspace here ({}): a program can fill the Docker "
-                    + "engine's disk. See docs/container.md, Disk quota", e.getMessage());
-            return null;
-        }
+        }, "Run the engine as root beside its Docker engine", "docs/container.md, Disk quota");
     }
 
     /** Creates the volume of a container about to be created; returns the host directory to bind. */

@@ -10,6 +10,7 @@ import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFullException;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.testing.DiskFill;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
 import java.net.URI;
@@ -57,15 +58,6 @@ class ContainerDiskQuotaIT {
                 .timeout(Duration.ofSeconds(180)).build());
     }
 
-    private static String fill(String file, int mib) {
-        return "dd if=/dev/zero of=" + file + " bs=1M count=" + mib + " 2>&1; echo rc=$?; wc -c < " + file;
-    }
-
-    private static long size(RunResult r) {
-        String[] lines = r.stdout().strip().split("\n");
-        return Long.parseLong(lines[lines.length - 1].strip());
-    }
-
     private static List<String> mountsWith(String name) throws IOException {
         return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().map(l -> l.split(" ")[4])
                 .filter(m -> m.contains(name)).toList();
@@ -75,10 +67,10 @@ class ContainerDiskQuotaIT {
     void should_stop_a_program_at_the_quota_and_keep_the_engine_working_until_files_are_deleted() {
         assertThat(engine.describe().diskQuota()).isTrue();
 
-        RunResult flood = sh(ws, fill("work/big", 64));
+        RunResult flood = sh(ws, DiskFill.command("work/big", 64));
         assertThat(flood.stdout()).contains("No space left on device").doesNotContain("rc=0");
         // ext4 holds back room for the metadata of data not yet on disk, so a writer may stop a little short.
-        assertThat(size(flood)).as("what the program could write").isLessThanOrEqualTo(QUOTA)
+        assertThat(DiskFill.writtenBytes(flood)).as("what the program could write").isLessThanOrEqualTo(QUOTA)
                 .isGreaterThanOrEqualTo(QUOTA / 2);
 
         // Full for programs, yet the next run starts: its control files are elsewhere, its folder is optional.
@@ -89,14 +81,14 @@ class ContainerDiskQuotaIT {
         assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("work/more.bin", new byte[4 << 20]))))
                 .isInstanceOf(WorkspaceFullException.class)
                 .hasMessageContaining("the workspace is full: ").hasMessageContaining(" bytes used");
-        assertThat(size(sh(ws, "wc -c < work/big"))).isEqualTo(size(flood));
+        assertThat(DiskFill.writtenBytes(sh(ws, "wc -c < work/big"))).isEqualTo(DiskFill.writtenBytes(flood));
 
         // Deleting makes room (positive control: the quota is not smaller than asked).
         assertThat(sh(ws, "rm work/big && echo removed").stdout()).isEqualTo("removed\n");
         engine.fs().putFiles(ws, List.of(PutFile.of("work/more.bin", new byte[1 << 20])));
-        RunResult again = sh(ws, fill("work/again", 12));
+        RunResult again = sh(ws, DiskFill.command("work/again", 12));
         assertThat(again.stdout()).contains("rc=0");
-        assertThat(size(again)).isEqualTo(12L << 20);
+        assertThat(DiskFill.writtenBytes(again)).isEqualTo(12L << 20);
     }
 
     @Test
@@ -104,14 +96,14 @@ class ContainerDiskQuotaIT {
         Workspace other = engine.manager().createWorkspace("other", WorkspacePolicy.DEFAULT);
         Workspace small = engine.manager().createWorkspace("small", new WorkspacePolicy(4L << 20));
 
-        sh(ws, fill("work/big", 64));
-        RunResult fits = sh(other, fill("work/fits", 8));
-        RunResult over = sh(small, fill("work/big", 8));
+        sh(ws, DiskFill.command("work/big", 64));
+        RunResult fits = sh(other, DiskFill.command("work/fits", 8));
+        RunResult over = sh(small, DiskFill.command("work/big", 8));
 
         assertThat(fits.stdout()).contains("rc=0");
-        assertThat(size(fits)).isEqualTo(8L << 20);
+        assertThat(DiskFill.writtenBytes(fits)).isEqualTo(8L << 20);
         assertThat(over.stdout()).contains("No space left on device");
-        assertThat(size(over)).isLessThanOrEqualTo(4L << 20);
+        assertThat(DiskFill.writtenBytes(over)).isLessThanOrEqualTo(4L << 20);
     }
 
     @Test

@@ -2,15 +2,12 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.internal.host.QuotaVolumes;
 import dev.codeexec.workspace.WorkspaceStorage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The sandbox's disk quota: each workspace is a {@linkplain QuotaVolumes volume} of its own, mounted in the engine's
@@ -19,8 +16,6 @@ import org.slf4j.LoggerFactory;
  * leave its mount, and no program may see them.
  */
 final class LoopVolumes implements WorkspaceStorage {
-
-    private static final Logger LOG = LoggerFactory.getLogger(LoopVolumes.class);
 
     /** The workspace's directory in its volume. */
     private static final String CONTENT = "ws";
@@ -40,29 +35,15 @@ final class LoopVolumes implements WorkspaceStorage {
      *                  it (a warning where it cannot), 0 for none, otherwise that quota or a failure
      * @param sandboxed whether the engine manages a Linux sandbox (bubblewrap)
      * @param stateDir  the engine's state directory
-     * @throws UnsupportedCapabilityException when a quota was requested and this host cannot enforce it
+     * @throws dev.codeexec.engine.UnsupportedCapabilityException when a quota was requested and this host cannot enforce it
      */
     static LoopVolumes forEngine(Long requested, boolean sandboxed, Path stateDir) {
-        if (requested != null && requested == 0) {
-            return null;
-        }
-        long quota = requested == null ? QuotaVolumes.DEFAULT_QUOTA : requested;
-        QuotaVolumes.validate(quota);
-        try {
+        return QuotaVolumes.forEngine("SandboxEngine", requested, quota -> {
             if (!sandboxed) {
                 throw new CodeExecException("the engine manages no Linux sandbox with this profile or platform");
             }
             return new LoopVolumes(QuotaVolumes.probe(stateDir, quota, -1));
-        } catch (CodeExecException e) {
-            if (requested != null) {
-                throw new UnsupportedCapabilityException("SandboxEngine cannot enforce a disk quota per workspace "
-                        + "here: " + e.getMessage() + ". Run the engine as root on Linux, or build it with "
-                        + "diskQuota(0) to go without one");
-            }
-            LOG.warn("SandboxEngine has no disk quota per workspace on this host ({}): a program can fill the file "
-                    + "system of the engine's root. See docs/sandbox.md, Disk quota", e.getMessage());
-            return null;
-        }
+        }, "Run the engine as root on Linux", "docs/sandbox.md, Disk quota");
     }
 
     @Override

@@ -10,6 +10,7 @@ import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFullException;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.testing.DiskFill;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -61,23 +62,14 @@ class SandboxDiskQuotaIT {
                 .timeout(Duration.ofSeconds(180)).build());
     }
 
-    private static String fill(String file, int mib) {
-        return "dd if=/dev/zero of=" + file + " bs=1M count=" + mib + " 2>&1; echo rc=$?; wc -c < " + file;
-    }
-
-    private static long size(RunResult r) {
-        String[] lines = r.stdout().strip().split("\n");
-        return Long.parseLong(lines[lines.length - 1].strip());
-    }
-
     @Test
     void should_stop_a_program_at_the_quota_and_keep_the_engine_working_until_files_are_deleted() {
         assertThat(engine.describe().diskQuota()).isTrue();
 
-        RunResult flood = sh(ws, fill("work/big", 64));
+        RunResult flood = sh(ws, DiskFill.command("work/big", 64));
         assertThat(flood.stdout()).contains("No space left on device").doesNotContain("rc=0");
         // ext4 holds back room for the metadata of data not yet on disk, so a writer may stop a little short.
-        assertThat(size(flood)).as("what the program could write").isLessThanOrEqualTo(QUOTA)
+        assertThat(DiskFill.writtenBytes(flood)).as("what the program could write").isLessThanOrEqualTo(QUOTA)
                 .isGreaterThanOrEqualTo(QUOTA / 2);
 
         // The workspace is full for programs, yet the engine's bookkeeping of a run (its run folder) finds room.
@@ -90,14 +82,14 @@ class SandboxDiskQuotaIT {
                 .isInstanceOf(WorkspaceFullException.class)
                 .hasMessageContaining("the workspace is full: ").hasMessageContaining(" bytes used")
                 .hasMessageContaining("delete files under work/ or out/");
-        assertThat(size(sh(ws, "wc -c < work/big"))).isEqualTo(size(flood));
+        assertThat(DiskFill.writtenBytes(sh(ws, "wc -c < work/big"))).isEqualTo(DiskFill.writtenBytes(flood));
 
         // Deleting makes room: the same write works (positive control: the quota is not smaller than asked).
         assertThat(sh(ws, "rm work/big && echo removed").stdout()).isEqualTo("removed\n");
         engine.fs().putFiles(ws, List.of(PutFile.of("work/more.bin", new byte[1 << 20])));
-        RunResult again = sh(ws, fill("work/again", 12));
+        RunResult again = sh(ws, DiskFill.command("work/again", 12));
         assertThat(again.stdout()).contains("rc=0");
-        assertThat(size(again)).isEqualTo(12L << 20);
+        assertThat(DiskFill.writtenBytes(again)).isEqualTo(12L << 20);
     }
 
     @Test
@@ -105,11 +97,11 @@ class SandboxDiskQuotaIT {
         Workspace other = engine.manager().createWorkspace("other", WorkspacePolicy.DEFAULT);
         long hostFree = Files.getFileStore(tmp).getUsableSpace();
 
-        sh(ws, fill("work/big", 64));
+        sh(ws, DiskFill.command("work/big", 64));
 
-        RunResult r = sh(other, fill("work/fits", 8));
+        RunResult r = sh(other, DiskFill.command("work/fits", 8));
         assertThat(r.stdout()).contains("rc=0");
-        assertThat(size(r)).isEqualTo(8L << 20);
+        assertThat(DiskFill.writtenBytes(r)).isEqualTo(8L << 20);
         // Two workspaces wrote at most two quotas; the host lost no more than that (other users may write too).
         assertThat(hostFree - Files.getFileStore(tmp).getUsableSpace()).isLessThan(2 * QUOTA + (64L << 20));
     }
@@ -118,11 +110,11 @@ class SandboxDiskQuotaIT {
     void should_take_a_smaller_quota_from_the_workspace_policy() {
         Workspace small = engine.manager().createWorkspace("small", new WorkspacePolicy(4L << 20));
 
-        RunResult over = sh(small, fill("work/big", 8));
-        RunResult under = sh(ws, fill("work/big", 8));
+        RunResult over = sh(small, DiskFill.command("work/big", 8));
+        RunResult under = sh(ws, DiskFill.command("work/big", 8));
 
         assertThat(over.stdout()).contains("No space left on device");
-        assertThat(size(over)).isLessThanOrEqualTo(4L << 20);
+        assertThat(DiskFill.writtenBytes(over)).isLessThanOrEqualTo(4L << 20);
         assertThat(under.stdout()).contains("rc=0");
     }
 

@@ -3,6 +3,7 @@ package dev.codeexec.internal.host;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -125,6 +127,37 @@ public final class QuotaVolumes implements AutoCloseable {
             throw new CodeExecException("a trial volume could not be set up: " + e.getMessage(), e);
         }
         return v;
+    }
+
+    /**
+     * The volumes an engine builds with, or null for none: the one rule for a disk quota by default.
+     *
+     * @param engine    the engine's name, for messages ({@code SandboxEngine})
+     * @param requested the builder's quota: null for {@link #DEFAULT_QUOTA} where this host can enforce it (a warning
+     *                  where it cannot), 0 for none, otherwise that quota or a failure
+     * @param open      opens the volumes with the default quota given, or throws {@link CodeExecException} saying why
+     *                  it cannot here
+     * @param remedy    what an operator can do where it cannot, for the failure's message
+     * @param docs      where the docs explain it, for the warning
+     * @throws UnsupportedCapabilityException when a quota was requested and this host cannot enforce it
+     */
+    public static <V> V forEngine(String engine, Long requested, LongFunction<V> open, String remedy, String docs) {
+        if (requested != null && requested == 0) {
+            return null;
+        }
+        long quota = requested == null ? DEFAULT_QUOTA : requested;
+        validate(quota);
+        try {
+            return open.apply(quota);
+        } catch (CodeExecException e) {
+            if (requested != null) {
+                throw new UnsupportedCapabilityException(engine + " cannot enforce a disk quota per workspace here: "
+                        + e.getMessage() + ". " + remedy + ", or build it with diskQuota(0) to go without one");
+            }
+            LOG.warn("{} has no disk quota per workspace here ({}): a program can fill the disk its workspaces are on. "
+                    + "See {}", engine, e.getMessage(), docs);
+            return null;
+        }
     }
 
     /** Whether this process runs as root: {@code /proc/self} belongs to the effective user. */
