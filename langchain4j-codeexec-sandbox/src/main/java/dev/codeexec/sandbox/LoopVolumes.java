@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sandbox's disk quota: each workspace is an ext4 file system of its own, in a sparse image file under the
- * engine's state, loop-mounted ({@code nosuid,nodev}) there too. The volume holds the workspace's content
+ * engine's state, loop-mounted ({@code nosuid,nodev}; {@code noexec} too for a command allow list) there too. The
+ * volume holds the workspace's content
  * ({@code ws}), bound on the workspace's directory, and beside it {@code pins}, where the hard links that pin a run's
  * files are made (see {@link LayoutPinning}): a hard link cannot leave its file system. A program that fills it gets
  * "No space left on device" in its own workspace; the host's file system, the engine's state and every other
@@ -84,10 +85,13 @@ final class LoopVolumes implements WorkspaceStorage {
     private final Path imagesDir;
     private final long defaultQuota;
     private final Tools tools;
+    /** Mount options of a volume: {@code noexec} too where the kernel enforces a command allow list. */
+    private final String options;
     private final FileChannel lockChannel;
     private final FileLock lock;
 
-    private LoopVolumes(Path imagesDir, long defaultQuota, Tools tools) throws IOException {
+    private LoopVolumes(Path imagesDir, long defaultQuota, Tools tools, boolean noexec) throws IOException {
+        this.options = noexec ? "loop,nosuid,nodev,noexec" : "loop,nosuid,nodev";
         this.imagesDir = imagesDir;
         this.defaultQuota = defaultQuota;
         this.tools = tools;
@@ -105,6 +109,14 @@ final class LoopVolumes implements WorkspaceStorage {
      * @throws CodeExecException with the reason when this host cannot set up volumes
      */
     static LoopVolumes probe(Path imagesDir, long defaultQuota) {
+        return probe(imagesDir, defaultQuota, false);
+    }
+
+    /**
+     * As {@link #probe(Path, long)}, with volumes mounted {@code noexec} when asked: nothing written to a workspace can
+     * be executed, or mapped executable by the dynamic loader (see {@link ExecAllowList}).
+     */
+    static LoopVolumes probe(Path imagesDir, long defaultQuota, boolean noexec) {
         validate(defaultQuota);
         if (SandboxUser.currentIds()[0] != 0) {
             throw new CodeExecException("setting up a volume per workspace needs root (loop devices)");
@@ -116,7 +128,7 @@ final class LoopVolumes implements WorkspaceStorage {
         LoopVolumes v;
         try {
             Files.createDirectories(imagesDir);
-            v = new LoopVolumes(imagesDir.toRealPath(), defaultQuota, tools);
+            v = new LoopVolumes(imagesDir.toRealPath(), defaultQuota, tools, noexec);
         } catch (IOException e) {
             throw new CodeExecException("cannot create the directory of the workspace volumes: " + e.getMessage(), e);
         }
@@ -147,6 +159,11 @@ final class LoopVolumes implements WorkspaceStorage {
      * @throws UnsupportedCapabilityException when a quota was requested and this host cannot enforce it
      */
     static LoopVolumes forEngine(Long requested, boolean sandboxed, Path imagesDir) {
+        return forEngine(requested, sandboxed, imagesDir, false);
+    }
+
+    /** As {@link #forEngine(Long, boolean, Path)}, the volumes mounted {@code noexec} when asked. */
+    static LoopVolumes forEngine(Long requested, boolean sandboxed, Path imagesDir, boolean noexec) {
         if (requested != null && requested == 0) {
             return null;
         }
@@ -157,7 +174,7 @@ final class LoopVolumes implements WorkspaceStorage {
                 throw new CodeExecException("the engine manages no Linux sandbox with this profile or platform");
             }
             reapOrphans();
-            return probe(imagesDir, quota);
+            return probe(imagesDir, quota, noexec);
         } catch (CodeExecException e) {
             if (requested != null) {
                 throw new UnsupportedCapabilityException("SandboxEngine cannot enforce a disk quota per workspace "
@@ -205,7 +222,7 @@ final class LoopVolumes implements WorkspaceStorage {
             run(tools.mkfs, "-q", "-F", "-O", "^has_journal", "-m", "0", "-E", "nodiscard", image.toString());
             run(tools.tune2fs, "-r", Long.toString(reservedBlocks(image, quota)), image.toString());
             Files.createDirectory(volume);
-            run(tools.mount, "-t", "ext4", "-o", "loop,nosuid,nodev", image.toString(), volume.toString());
+            run(tools.mount, "-t", "ext4", "-o", options, image.toString(), volume.toString());
             Files.deleteIfExists(volume.resolve("lost+found"));
             Files.createDirectory(volume.resolve(CONTENT));
             Files.createDirectory(volume.resolve(PINS));

@@ -34,10 +34,13 @@ final class SandboxRun extends PreparedRun {
     private final SandboxLayout.Plan plan;
     /** The run's folder under runs/: its launch carries no environment to read RUN_DIR from (see runFolder()). */
     private final String runFolder;
+    /** True when the program was started by the command allow list's helper (see {@link ExecAllowList}). */
+    private final boolean allowListed;
 
     SandboxRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, Path runDir,
-               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder) {
+               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder, boolean allowListed) {
         super(channel, launch);
+        this.allowListed = allowListed;
         this.runFolder = runFolder;
         this.group = group;
         this.runDir = runDir;
@@ -99,7 +102,8 @@ final class SandboxRun extends PreparedRun {
         } catch (IOException e) {
             status = ""; // nothing reported: the program did not start
         }
-        return SetupStatus.check(r, status, viaBwrap, workspace);
+        RunResult checked = SetupStatus.check(r, status, viaBwrap, workspace);
+        return allowListed ? ExecAllowList.check(checked) : checked;
     }
 
     @Override
