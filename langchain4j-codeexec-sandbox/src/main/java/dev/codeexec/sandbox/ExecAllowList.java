@@ -72,6 +72,11 @@ final class ExecAllowList {
 
     private static final String CODE = loadHelper();
 
+    /** General interpreters: each does in-process, or through a memfd, what any program would (the log warns). */
+    private static final java.util.regex.Pattern INTERPRETER = java.util.regex.Pattern.compile("(python|pypy|perl|"
+            + "ruby|node|nodejs|bun|deno|php|lua|luajit|rscript|r|tclsh|wish|java|jshell|julia|guile|racket|sbcl|"
+            + "gawk|ocaml|erl|elixir|dotnet|mono)[0-9.]*");
+
     private final Set<String> executables;
     private final List<String> rules;
 
@@ -110,6 +115,13 @@ final class ExecAllowList {
             }
         }
         probe(refusal);
+        List<String> interpreters = policy.allowedCommands().stream().filter(c -> INTERPRETER.matcher(
+                Path.of(c).getFileName().toString().toLowerCase(java.util.Locale.ROOT)).matches()).toList();
+        if (!interpreters.isEmpty()) {
+            LOG.warn("The command allow list enforced in the kernel allows the general interpreters {}: they can do "
+                    + "in-process, or through a memory file, whatever a program that is not on the list would. See "
+                    + "docs/command-policy.md, Kernel enforcement on the sandbox", interpreters);
+        }
         Set<String> exec = new TreeSet<>();
         for (String command : policy.allowedCommands()) {
             exec.addAll(resolve(command));
