@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -72,6 +73,32 @@ class ExecAllowListTest {
         RunResult none = helper(List.of("r:/etc"));
         assertThat(none.exitCode()).isEqualTo(ExecAllowList.GUARD_FAILED);
         assertThat(none.stderr()).contains("no program given");
+    }
+
+    @Test
+    void should_let_execute_the_allowed_files_and_read_no_program_directory() throws IOException {
+        Requirements.require(Files.isExecutable(Path.of("/usr/bin/ls"))
+                && Files.isExecutable(Path.of(ExecAllowList.PYTHON)) && "Linux".equals(System.getProperty("os.name")), "Linux with ls and " + ExecAllowList.PYTHON);
+        ExecAllowList list = ExecAllowList.forEngine(CommandPolicy.builder().allow("ls").build(),
+                PermissionProfile.workspaceWrite(), SandboxPlatform.LINUX_BWRAP, true);
+        String ls = Path.of("/usr/bin/ls").toRealPath().toString();
+        String sh = Path.of("/bin/sh").toRealPath().toString();
+        String loader = Path.of(ExecAllowList.elfInterpreter(Path.of(ls))).toRealPath().toString();
+        assertThat(list.executables()).containsExactlyInAnyOrder(ls, sh, loader);
+
+        List<String> argv = list.wrap(List.of(ls, "-l"), Path.of("/srv/ws"));
+        assertThat(argv.subList(argv.size() - 3, argv.size())).containsExactly("--", ls, "-l");
+        List<String> rules = argv.subList(5, argv.size() - 3);
+        assertThat(rules).filteredOn(r -> r.startsWith("x:")).hasSize(3);
+        assertThat(rules).contains("r:/srv/ws", "r:/tmp", "r:/etc").doesNotContain("r:/", "r:/usr", "r:/usr/lib");
+        for (String dir : List.of("/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/", "/usr/libexec/", "/usr/lib/jvm/",
+                "/usr/lib/gcc/", "/usr/local/bin/")) {
+            assertThat(rules).as("read rules under " + dir).noneMatch(r -> r.startsWith("r:" + dir));
+        }
+        // No read rule reaches a program: every file a read rule names directly is a library or data.
+        assertThat(rules).filteredOn(r -> r.startsWith("r:/usr/lib/x86_64-linux-gnu/")).isNotEmpty()
+                .allSatisfy(r -> assertThat(ExecAllowList.elfInterpreter(Path.of(r.substring(2))) == null
+                        || r.contains(".so")).as(r).isTrue());
     }
 
     @Test

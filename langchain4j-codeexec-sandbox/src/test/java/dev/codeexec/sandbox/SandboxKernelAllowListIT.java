@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.CommandAllowListEnforcement;
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.ToolCalls;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.RunProgramSpec;
@@ -119,6 +121,20 @@ class SandboxKernelAllowListIT {
             RunResult pipe = run(e, w, "sh", "-c", "cat work/note.txt | cat > work/piped.txt && ls work");
             assertThat(pipe.exitCode()).as(pipe.stderr()).isZero();
             assertThat(pipe.stdout()).contains("piped.txt");
+        }
+    }
+
+    @Test
+    void should_run_the_tools_policy_commands_under_the_kernel_allow_list() {
+        // Policy runs start with sh -c and the words resolved to absolute paths: the engine lets sh execute.
+        try (CodeExecution codeExec = CodeExecution.builder().engine(guarded).commandPolicy(POLICY).build()) {
+            codeExec.workspace("tools").putFile("work/a.txt", "alpha\n");
+            String piped = ToolCalls.call(codeExec, "tools", "workspace_exec",
+                    "{\"command\": \"cat work/a.txt | cat && ls work\"}").resultText();
+            assertThat(piped).startsWith("exit_code: 0").contains("alpha").contains("a.txt");
+            String refused = ToolCalls.call(codeExec, "tools", "workspace_exec",
+                    "{\"command\": \"id\"}").resultText();
+            assertThat(refused).doesNotContain("uid=").contains("allow list");
         }
     }
 
