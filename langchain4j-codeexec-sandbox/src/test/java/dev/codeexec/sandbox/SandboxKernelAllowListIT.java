@@ -8,6 +8,8 @@ import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ToolCalls;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
+import dev.codeexec.engine.ProgramPoll;
+import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
@@ -136,6 +138,35 @@ class SandboxKernelAllowListIT {
                     "{\"command\": \"id\"}").resultText();
             assertThat(refused).doesNotContain("uid=").contains("allow list");
         }
+    }
+
+    @Test
+    void should_start_sessions_under_the_allow_list() {
+        try (ProgramSession s = guarded.interactive().orElseThrow().startProgram(gws,
+                RunProgramSpec.builder("cat").timeout(Duration.ofSeconds(120)).build())) {
+            s.write("still-here", true);
+            s.closeStdin();
+            assertThat(outputUntilExit(s)).isEqualTo("still-here\n");
+            assertThat(s.exitCode()).contains(0);
+        }
+        try (ProgramSession s = guarded.interactive().orElseThrow().startProgram(gws,
+                RunProgramSpec.builder(DENIED).timeout(Duration.ofSeconds(120)).build())) {
+            assertThat(outputUntilExit(s)).doesNotContain("uid=");
+            assertThat(s.exitCode()).contains(126);
+        }
+    }
+
+    /** Everything a session printed, once it ended (its own timeout ends a wedged one). */
+    private static String outputUntilExit(ProgramSession s) {
+        StringBuilder out = new StringBuilder();
+        long offset = 0;
+        ProgramPoll p;
+        do {
+            p = s.await(Duration.ofSeconds(120), offset, 1 << 16);
+            out.append(p.output());
+            offset = p.nextOffset();
+        } while (p.running());
+        return out.toString();
     }
 
     @Test
