@@ -3,6 +3,7 @@ package dev.codeexec.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CommandAllowListEnforcement;
 import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ToolCalls;
@@ -167,6 +168,18 @@ class SandboxKernelAllowListIT {
             offset = p.nextOffset();
         } while (p.running());
         return out.toString();
+    }
+
+    @Test
+    void should_report_a_run_with_the_helpers_failure_report_as_a_setup_failure_never_as_a_result() {
+        // The helper reports a ruleset it could not set up on stderr with exit code 125 (nothing else is left to it
+        // once bubblewrap started it). A program that imitates the report only fails its own run; here sh does.
+        String report = "echo '" + ExecAllowList.MARKER + "imitated' >&2; exit " + ExecAllowList.GUARD_FAILED;
+        assertThatThrownBy(() -> run(guarded, gws, "sh", "-c", report))
+                .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("imitated")
+                .hasMessageContaining("Nothing ran");
+        RunResult control = run(open, ows, "sh", "-c", report);
+        assertThat(control.exitCode()).isEqualTo(ExecAllowList.GUARD_FAILED);
     }
 
     @Test
