@@ -216,7 +216,7 @@ final class ExecAllowList {
     }
 
     /** Runs the helper once on the host: Landlock must be there, with EXECUTE and READ_FILE (ABI 1 and later). */
-    private static void probe(String refusal) {
+    static void probe(String refusal) {
         if (!"amd64".equals(System.getProperty("os.arch")) && !"x86_64".equals(System.getProperty("os.arch"))) {
             throw new UnsupportedCapabilityException(refusal + "the helper knows the Landlock system calls of x86_64 "
                     + "only, this is " + System.getProperty("os.arch"));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
@@ -24,9 +25,21 @@ class ExecAllowListTest {
 
     private static final String ID = "/usr/bin/id";
 
+    /** Linux x86_64 with the helper's Python and Landlock: what every test here that runs the helper needs. */
+    private static void requireLandlock() {
+        Requirements.require(Files.isExecutable(Path.of(ID)) && "Linux".equals(System.getProperty("os.name")),
+                "Linux with " + ID);
+        String missing = null;
+        try {
+            ExecAllowList.probe("");
+        } catch (UnsupportedCapabilityException e) {
+            missing = e.getMessage();
+        }
+        Requirements.require(missing == null, "Landlock and " + ExecAllowList.PYTHON + " (" + missing + ")");
+    }
+
     private static RunResult helper(List<String> rules, String... program) throws IOException, InterruptedException {
-        Requirements.require(Files.isExecutable(Path.of(ExecAllowList.PYTHON)) && Files.isExecutable(Path.of(ID))
-                && "Linux".equals(System.getProperty("os.name")), "Linux with " + ExecAllowList.PYTHON);
+        requireLandlock();
         Process p = new ProcessBuilder(ExecAllowList.helperArgv(rules, List.of(program))).start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -77,8 +90,8 @@ class ExecAllowListTest {
 
     @Test
     void should_let_execute_the_allowed_files_and_read_no_program_directory() throws IOException {
-        Requirements.require(Files.isExecutable(Path.of("/usr/bin/ls"))
-                && Files.isExecutable(Path.of(ExecAllowList.PYTHON)) && "Linux".equals(System.getProperty("os.name")), "Linux with ls and " + ExecAllowList.PYTHON);
+        requireLandlock();
+        Requirements.require(Files.isExecutable(Path.of("/usr/bin/ls")), "/usr/bin/ls");
         ExecAllowList list = ExecAllowList.forEngine(CommandPolicy.builder().allow("ls").build(),
                 PermissionProfile.workspaceWrite(), SandboxPlatform.LINUX_BWRAP, true);
         String ls = Path.of("/usr/bin/ls").toRealPath().toString();
