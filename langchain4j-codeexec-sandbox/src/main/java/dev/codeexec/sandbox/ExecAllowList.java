@@ -72,6 +72,9 @@ final class ExecAllowList {
 
     private static final String CODE = loadHelper();
 
+    /** Multi-call binaries: one file that is many programs (a shell among them), chosen by the name it runs as. */
+    private static final Set<String> MULTI_CALL = Set.of("busybox", "toybox", "coreutils");
+
     /** General interpreters: each does in-process, or through a memfd, what any program would (the log warns). */
     private static final java.util.regex.Pattern INTERPRETER = java.util.regex.Pattern.compile("(python|pypy|perl|"
             + "ruby|node|nodejs|bun|deno|php|lua|luajit|rscript|r|tclsh|wish|java|jshell|julia|guile|racket|sbcl|"
@@ -127,6 +130,13 @@ final class ExecAllowList {
             exec.addAll(resolve(command));
         }
         exec.addAll(resolve("sh")); // policy runs start with sh -c: dash runs only what EXECUTE allows
+        for (String file : exec) {
+            String name = Path.of(file).getFileName().toString();
+            if (MULTI_CALL.contains(name)) {
+                throw new UnsupportedCapabilityException(refusal + file + " is a multi-call binary that an allowed "
+                        + "command (or sh) leads to: the kernel sees the file, so every program it contains could run");
+            }
+        }
         for (String file : List.copyOf(exec)) {
             String interpreter = elfInterpreter(Path.of(file));
             String real = interpreter == null ? null : realPath(interpreter);

@@ -115,6 +115,28 @@ class ExecAllowListTest {
     }
 
     @Test
+    void should_refuse_an_allowed_command_that_leads_to_a_multi_call_binary() throws IOException {
+        requireLandlock();
+        Path dir = Files.createTempDirectory("multi-call");
+        try {
+            Path busybox = Files.writeString(dir.resolve("busybox"), "#!/bin/sh\n");
+            Path tool = Files.writeString(dir.resolve("tool"), "#!/bin/sh\n");
+            for (Path p : List.of(busybox, tool)) {
+                Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
+            Path ls = Files.createSymbolicLink(dir.resolve("ls"), busybox);
+            assertThatThrownBy(() -> ExecAllowList.forEngine(CommandPolicy.builder().allow(ls.toString()).build(),
+                    PermissionProfile.workspaceWrite(), SandboxPlatform.LINUX_BWRAP, true))
+                    .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("multi-call");
+            assertThat(ExecAllowList.forEngine(CommandPolicy.builder().allow(tool.toString()).build(),
+                    PermissionProfile.workspaceWrite(), SandboxPlatform.LINUX_BWRAP, true).executables())
+                    .contains(tool.toRealPath().toString());
+        } finally {
+            dev.codeexec.workspace.FileTrees.deleteTree(dir);
+        }
+    }
+
+    @Test
     void should_read_the_elf_interpreter_of_a_program_and_none_of_a_script() throws IOException {
         Requirements.require(Files.isExecutable(Path.of(ID)), ID);
         assertThat(ExecAllowList.elfInterpreter(Path.of(ID))).startsWith("/").contains("ld-");
