@@ -190,6 +190,41 @@ class SandboxKernelAllowListIT {
     }
 
     @Test
+    void should_mount_every_writable_place_noexec() {
+        // Only device nodes stay writable without noexec: a character device cannot hold a program.
+        List<String> devices = List.of("/dev/full", "/dev/null", "/dev/random", "/dev/tty", "/dev/urandom",
+                "/dev/zero");
+        assertThat(writableExecutableMounts(guarded, gws)).containsExactlyInAnyOrderElementsOf(devices);
+        // Without the setting: bubblewrap's tmpfs (/tmp, /var/tmp, /dev with /dev/shm) and the workspace.
+        assertThat(writableExecutableMounts(open, ows)).contains("/tmp", "/var/tmp", ows.path(), "/dev");
+    }
+
+    /**
+     * The mount points a run can reach that are writable and allow exec: from its mountinfo
+     * ({@code ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...}), in mount order, leaving out every mount that a later
+     * mount at the same place or above it covers.
+     */
+    private static List<String> writableExecutableMounts(SandboxEngine engine, Workspace w) {
+        RunResult r = run(engine, w, "cat", "/proc/self/mountinfo");
+        assertThat(r.exitCode()).as(r.stderr()).isZero();
+        List<String[]> mounts = r.stdout().lines().map(l -> l.split(" ")).toList();
+        List<String> found = new java.util.ArrayList<>();
+        for (int i = 0; i < mounts.size(); i++) {
+            String point = mounts.get(i)[4];
+            boolean covered = false;
+            for (int j = i + 1; j < mounts.size(); j++) {
+                String later = mounts.get(j)[4];
+                covered |= point.equals(later) || later.equals("/") || point.startsWith(later + "/");
+            }
+            List<String> options = List.of(mounts.get(i)[5].split(","));
+            if (!covered && options.contains("rw") && !options.contains("noexec")) {
+                found.add(point);
+            }
+        }
+        return found;
+    }
+
+    @Test
     void should_start_programs_with_the_signal_dispositions_of_a_run_without_the_setting() {
         // The helper is a Python program, which ignores SIGPIPE and SIGXFSZ; the program it starts must not.
         assertThat(sigIgn(run(guarded, gws, "cat", "/proc/self/status")))
