@@ -55,7 +55,7 @@ final class ContainerVolumes {
                 throw new CodeExecException("cannot create the directory of the workspace volumes: " + e, e);
             }
             try {
-                return new ContainerVolumes(state, QuotaVolumes.probe(state, quota, helperGid));
+                return new ContainerVolumes(state, QuotaVolumes.probe(state, quota, helperGid, false));
             } catch (RuntimeException e) {
                 FileTrees.deleteTree(state);
                 throw e;

@@ -11,7 +11,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The sandbox's disk quota: each workspace is a {@linkplain QuotaVolumes volume} of its own, mounted in the engine's
- * state. The volume holds the workspace's content ({@code ws}), bound on the workspace's directory, and beside it
+ * state ({@code noexec} too where the kernel enforces a command allow list). The volume holds the workspace's content ({@code ws}), bound on the workspace's directory, and beside it
  * {@code pins}, where the hard links that pin a run's files are made (see {@link LayoutPinning}): a hard link cannot
  * leave its mount, and no program may see them.
  */
@@ -38,11 +38,19 @@ final class LoopVolumes implements WorkspaceStorage {
      * @throws dev.codeexec.engine.UnsupportedCapabilityException when a quota was requested and this host cannot enforce it
      */
     static LoopVolumes forEngine(Long requested, boolean sandboxed, Path stateDir) {
+        return forEngine(requested, sandboxed, stateDir, false);
+    }
+
+    /**
+     * As {@link #forEngine(Long, boolean, Path)}, the volumes mounted {@code noexec} when asked: nothing written to a
+     * workspace can be executed, or mapped executable by the dynamic loader (see {@link ExecAllowList}).
+     */
+    static LoopVolumes forEngine(Long requested, boolean sandboxed, Path stateDir, boolean noexec) {
         return QuotaVolumes.forEngine("SandboxEngine", requested, quota -> {
             if (!sandboxed) {
                 throw new CodeExecException("the engine manages no Linux sandbox with this profile or platform");
             }
-            return new LoopVolumes(QuotaVolumes.probe(stateDir, quota, -1));
+            return new LoopVolumes(QuotaVolumes.probe(stateDir, quota, -1, noexec));
         }, "Run the engine as root on Linux", "docs/sandbox.md, Disk quota");
     }
 

@@ -5,6 +5,7 @@ import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.CommandAllowListEnforcement;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.PolicyViolationException;
@@ -143,7 +144,7 @@ public final class SandboxEngine extends AbstractEngine {
         }
         LoopVolumes vols = null;
         try {
-            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir);
+            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir, b.allowListBy != null);
             this.volumes = vols;
             this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"),
                     volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
@@ -165,15 +166,19 @@ public final class SandboxEngine extends AbstractEngine {
             RunLimits runLimits = platform == SandboxPlatform.LINUX_BWRAP
                     ? RunLimits.detect(SandboxCommandLine.SHELL, user, cgroups != null && cgroups.pids())
                     : RunLimits.none();
-            this.capabilities = capabilities(platform, profile, cgroups, runLimits.processesByRlimit(),
+            ExecAllowList allowList = b.allowListBy == null ? null
+                    : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
+            Capabilities caps = capabilities(platform, profile, cgroups, runLimits.processesByRlimit(),
                     volumes != null);
+            this.capabilities = allowList == null ? caps : caps.toBuilder()
+                    .commandAllowListEnforcement(CommandAllowListEnforcement.KERNEL).build();
             capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
             this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
             SandboxRunPlanner.validateLimits(defaultLimits);
             this.planner = new SandboxRunPlanner(profile, environment(), sandboxRoot, runsDir, cgroups,
                     new SandboxCommandLine(platform, preflight, stateDir, scratchBytes, runLimits),
                     HostProcessChannel.wrapped().startingOn(launchers),
-                    HostProcessChannel.direct().startingOn(launchers), volumes);
+                    HostProcessChannel.direct().startingOn(launchers), volumes, allowList);
             AccessDecision access = planner.access();
             this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
                     .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user, profile);
@@ -323,7 +328,7 @@ public final class SandboxEngine extends AbstractEngine {
      * @throws BackendUnavailableException    when the sandbox could not be set up
      */
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> SandboxRun.runReplanningVanished(() -> plan(ws, spec, extra), this::run));
+        return gates.exclusive(ws, () -> SandboxRun.runReplanningOnHostChange(() -> plan(ws, spec, extra), this::run));
     }
 
     /** One program at a time per workspace: see {@link WorkspaceGates}. */
@@ -423,7 +428,7 @@ public final class SandboxEngine extends AbstractEngine {
         for (String d : WorkspaceLayout.DIRECTORIES) {
             owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
         }
-        return SandboxRun.runReplanningVanished(() -> planner.plan(resolver, Set.of(), spec,
+        return SandboxRun.runReplanningOnHostChange(() -> planner.plan(resolver, Set.of(), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
                 this::run);
     }
@@ -518,6 +523,7 @@ public final class SandboxEngine extends AbstractEngine {
         private Integer sandboxUid;
         private Integer sandboxGid;
         private CommandPolicy deniedBy;
+        private CommandPolicy allowListBy;
         private java.time.Duration launcherKeepAlive;
 
         private Builder() {
@@ -628,6 +634,31 @@ public final class SandboxEngine extends AbstractEngine {
          */
         public Builder hideDeniedExecutables(CommandPolicy policy) {
             this.deniedBy = policy;
+            return this;
+        }
+
+        /**
+         * Enforces a command policy's allow list in the kernel: in every run, a file that is not one of the allowed
+         * programs (resolved on {@link ShellEnvironmentPolicy#CLEAN_PATH}, links followed) cannot be executed, whatever
+         * starts it: an allowed wrapper, the dynamic loader, a copy in the workspace or {@code /tmp}. Programs start
+         * under a Landlock ruleset (execute only the allowed files, their ELF interpreter and {@code sh}; read no
+         * program directory), the workspace's volume, {@code /tmp}, {@code /var/tmp} and {@code /dev/shm} are mounted
+         * {@code noexec}, and {@code describe().commandAllowListEnforcement()} is then
+         * {@link CommandAllowListEnforcement#KERNEL}. Give the same policy to
+         * {@code CodeExecution.builder().commandPolicy(...)} for the name-based checks and clear refusals.
+         *
+         * <p>An allowed interpreter ({@code python3}, {@code perl}, {@code node}) still does in-process what a denied
+         * program would: keep them off the list. Programs can read only system data, libraries, the workspace and the
+         * profile's read grants; {@code /tmp} lies on the workspace's volume (its quota). Runs with additional
+         * permissions that grant paths, profiles with write grants outside the workspace and
+         * {@link SandboxEngine#runInDirectory} are refused. Default: off.
+         *
+         * @throws UnsupportedCapabilityException at {@link #build()} when this host cannot enforce it: no Landlock, not
+         *                                        Linux x86_64, no {@code /usr/bin/python3}, or no volume per
+         *                                        workspace (the engine must run as root with a disk quota)
+         */
+        public Builder enforceAllowList(CommandPolicy policy) {
+            this.allowListBy = policy;
             return this;
         }
 

@@ -94,6 +94,22 @@ final class SandboxLayout {
         }
 
         /** This plan with {@code extra} operations added. */
+        /**
+         * The plan with these mounts in place of the ones at their paths that are scratch tmpfs, and added where the
+         * plan has none (a path it hides keeps its mask).
+         */
+        Plan withScratch(List<Mount> scratch) {
+            List<Mount> all = new ArrayList<>(mounts);
+            for (Mount m : scratch) {
+                boolean taken = all.stream().anyMatch(o -> o.path().equals(m.path()) && o.kind() != Mount.Kind.SCRATCH);
+                if (!taken) {
+                    all.removeIf(o -> o.path().equals(m.path()));
+                    all.add(m);
+                }
+            }
+            return new Plan(all, pinnedDirs, checkedDirs, placeholders, volumePins);
+        }
+
         Plan withMounts(List<Mount> extra) {
             if (extra.isEmpty()) {
                 return this;

@@ -34,10 +34,13 @@ final class SandboxRun extends PreparedRun {
     private final SandboxLayout.Plan plan;
     /** The run's folder under runs/: its launch carries no environment to read RUN_DIR from (see runFolder()). */
     private final String runFolder;
+    /** True when the program was started by the command allow list's helper (see {@link ExecAllowList}). */
+    private final boolean allowListed;
 
     SandboxRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, Path runDir,
-               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder) {
+               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder, boolean allowListed) {
         super(channel, launch);
+        this.allowListed = allowListed;
         this.runFolder = runFolder;
         this.group = group;
         this.runDir = runDir;
@@ -55,28 +58,46 @@ final class SandboxRun extends PreparedRun {
         return runFolder;
     }
 
+    /** Setups a run may try when each finds the host's mount table changing under it. */
+    static final int MOUNT_TABLE_ATTEMPTS = 5;
+
     /**
-     * Runs a plan, and plans and runs once more when bubblewrap could not set it up because a path the plan hides
-     * vanished from the host in between (a home directory removed, say: bubblewrap cannot create the mount point of
-     * the hidden {@code ~/.aws} in the read-only root). Nothing ran the first time, and the new plan skips what no
-     * longer exists (nothing to hide); any other setup failure is thrown as it is.
+     * Runs a plan, and plans and runs again when bubblewrap could not set it up because the host changed under it,
+     * which a new plan and a new copy of the mount table get right (nothing ran before):
+     * <ul>
+     *   <li>a path the plan hides vanished from the host in between (a home directory removed, say: bubblewrap cannot
+     *       create the mount point of the hidden {@code ~/.aws} in the read-only root); the new plan skips it; once;
+     *   </li>
+     *   <li>a mount elsewhere on the host came or went while bubblewrap copied the mount table
+     *       ({@link MountTableChangedException}: other workspaces' volumes, containers); up to
+     *       {@value #MOUNT_TABLE_ATTEMPTS} setups in all.</li>
+     * </ul>
+     * Any other setup failure is thrown as it is.
      *
-     * @param plan plans the run (called once, or twice after such a failure)
+     * @param plan plans the run (called once per attempt)
      * @param run  runs a plan to completion and releases it
      */
-    static RunResult runReplanningVanished(Supplier<SandboxRun> plan, Function<SandboxRun, RunResult> run) {
-        SandboxRun first = plan.get();
-        List<String> hidden = first.hiddenPaths();
-        try {
-            return run.apply(first);
-        } catch (BackendUnavailableException e) {
-            List<String> vanished = hidden.stream()
-                    .filter(p -> !Files.exists(Path.of(p), LinkOption.NOFOLLOW_LINKS)).toList();
-            if (vanished.isEmpty()) {
-                throw e;
+    static RunResult runReplanningOnHostChange(Supplier<SandboxRun> plan, Function<SandboxRun, RunResult> run) {
+        boolean replannedVanished = false;
+        for (int attempt = 1; ; attempt++) {
+            SandboxRun planned = plan.get();
+            List<String> hidden = planned.hiddenPaths();
+            try {
+                return run.apply(planned);
+            } catch (MountTableChangedException e) {
+                if (attempt >= MOUNT_TABLE_ATTEMPTS) {
+                    throw e;
+                }
+                LOG.debug("the host's mount table changed during a sandbox's setup; setting it up again");
+            } catch (BackendUnavailableException e) {
+                List<String> vanished = hidden.stream()
+                        .filter(p -> !Files.exists(Path.of(p), LinkOption.NOFOLLOW_LINKS)).toList();
+                if (vanished.isEmpty() || replannedVanished) {
+                    throw e;
+                }
+                replannedVanished = true;
+                LOG.debug("paths the sandbox hides vanished during setup ({}); planning the run again", vanished);
             }
-            LOG.debug("paths the sandbox hides vanished during setup ({}); planning the run again", vanished);
-            return run.apply(plan.get());
         }
     }
 
@@ -99,7 +120,8 @@ final class SandboxRun extends PreparedRun {
         } catch (IOException e) {
             status = ""; // nothing reported: the program did not start
         }
-        return SetupStatus.check(r, status, viaBwrap, workspace);
+        RunResult checked = SetupStatus.check(r, status, viaBwrap, workspace);
+        return allowListed ? ExecAllowList.check(checked) : checked;
     }
 
     @Override

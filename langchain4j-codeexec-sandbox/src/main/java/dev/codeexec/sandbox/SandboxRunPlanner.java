@@ -45,11 +45,14 @@ final class SandboxRunPlanner {
     private final LoopVolumes volumes;
     /** Remembers what each run's writable trees held, so that the next run lists only what changed. */
     private final ProtectedNameScanner protectedNames = new ProtectedNameScanner();
+    /** The command allow list the kernel enforces on every run, or null. */
+    private final ExecAllowList allowList;
 
     SandboxRunPlanner(PermissionProfile profile, RunEnvironment environment, Path sandboxRoot, Path runsDir,
                       Cgroups cgroups, SandboxCommandLine commandLine, HostProcessChannel wrappedChannel,
-                      HostProcessChannel directChannel, LoopVolumes volumes) {
+                      HostProcessChannel directChannel, LoopVolumes volumes, ExecAllowList allowList) {
         this.volumes = volumes;
+        this.allowList = allowList;
         this.profile = profile;
         this.access = new AccessDecision(profile);
         this.environment = environment;
@@ -84,6 +87,10 @@ final class SandboxRunPlanner {
     SandboxRun plan(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
                     AdditionalPermissions extra, ResourceLimits limits, int outputCap, SandboxUser user) {
         validateLimits(limits);
+        if (allowList != null && !(extra.readPaths().isEmpty() && extra.writePaths().isEmpty())) {
+            throw new InvalidSpecException("additional permissions are refused where the command allow list is "
+                    + "enforced in the kernel: a granted path could hold or receive a program the loader runs");
+        }
         PermissionProfile runProfile = extra.applyTo(profile);
         if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
             runProfile = runProfile.withReadPaths(readOnlyPaths.toArray(String[]::new));
@@ -123,11 +130,21 @@ final class SandboxRunPlanner {
                 plan = plan.withMounts(SandboxAccounts.mounts(plan, user.uid(), user.gid(), env.get("HOME"),
                         privateDir));
             }
+            if (allowList != null) {
+                if (plan == null || volumePins == null || !commandLine.pins()) {
+                    throw new PolicyViolationException("the command allow list is enforced in the kernel only in the "
+                            + "engine's own workspaces (volumes mounted noexec); this directory is not one");
+                }
+                plan = plan.withScratch(ExecAllowList.scratchMounts(volumePins.dir()));
+            }
             SandboxLayout.Plan layout = plan;
             List<String> program = new ArrayList<>();
             program.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), cwd.toString(),
                     candidate -> HostRunPlace.isExecutableFile(candidate) && visible(layout, candidate)));
             program.addAll(spec.args());
+            if (allowList != null) {
+                program = new ArrayList<>(allowList.wrap(program, root));
+            }
 
             // A group of its own for every run where the host has one: the CPU share, and memory and processes.
             if (cgroups != null) {
@@ -152,7 +169,7 @@ final class SandboxRunPlanner {
             ProgramLaunch launch = new ProgramLaunch(argv, launchEnv, cwd.toString(), spec.stdin(), spec.timeout(),
                     outputCap, spec.outputListener());
             return new SandboxRun(viaBwrap ? wrappedChannel : directChannel, launch, group, privateDir, viaBwrap,
-                    root, plan, RunHistory.folderName(place.runDir()));
+                    root, plan, RunHistory.folderName(place.runDir()), allowList != null);
         } catch (RuntimeException e) {
             SandboxRun.release(group, plan, privateDir);
             throw e;

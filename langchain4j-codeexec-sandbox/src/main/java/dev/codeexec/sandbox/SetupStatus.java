@@ -73,6 +73,11 @@ final class SetupStatus {
             throw new PolicyViolationException("the sandbox was not started: a path to be mounted changed during "
                     + "setup (a program running in the same workspace may be swapping it for a link). Nothing ran.");
         }
+        if (line.contains("Unable to apply mount flags")) {
+            LOG.debug("the host's mount table changed while bubblewrap set up a sandbox: {}", line);
+            throw new MountTableChangedException("the sandbox could not be set up: the host's mounts changed during "
+                    + "setup. Nothing ran.");
+        }
         LOG.warn("bubblewrap could not set up a sandbox: {}", line.isEmpty() ? "no message" : line.length() > 300
                 ? line.substring(0, 300) + "..." : line);
         throw new BackendUnavailableException("the sandbox could not be set up (bubblewrap failed; the log has "

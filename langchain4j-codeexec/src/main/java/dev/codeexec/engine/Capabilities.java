@@ -18,12 +18,12 @@ import java.util.Set;
  * @param diskQuota        true when a workspace's disk use is bounded: {@link WorkspacePolicy#maxDiskBytes()} is
  *                         enforced (engines without a quota refuse a policy that sets it)
  * @param commandAllowListEnforcement how far a command policy's allow list holds on this engine:
- *                         {@link CommandAllowListEnforcement#TEXT} (checked before the run; the default, and what every
- *                         engine declares today) or {@link CommandAllowListEnforcement#KERNEL} (also enforced at exec
- *                         time). Independently of it, the tools decide a policy run on the files its command words
- *                         reach only on engines that run programs on this host's file system ({@link Isolation#NONE},
- *                         {@link Isolation#OS_SANDBOX}); on the others a command written as a path is refused, since
- *                         the file it names cannot be seen
+ *                         {@link CommandAllowListEnforcement#TEXT} (checked before the run; the default) or
+ *                         {@link CommandAllowListEnforcement#KERNEL} (also enforced at exec time: the sandbox engine
+ *                         built with {@code enforceAllowList(policy)}). Independently of it, the tools decide a
+ *                         policy run on the files its command words reach only on engines that run programs on this
+ *                         host's file system ({@link Isolation#NONE}, {@link Isolation#OS_SANDBOX}); on the others a
+ *                         command written as a path is refused, since the file it names cannot be seen
  */
 public record Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
                            boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,

@@ -16,7 +16,8 @@ public enum CommandAllowListEnforcement {
 
     /**
      * Also enforced by the kernel when a program is executed: a program that is not on the allow list cannot be
-     * executed at all in a policy run, whatever wrapper, interpreter or loader tries.
+     * executed at all, whatever wrapper, shell or loader tries. An allowed general interpreter still does in-process
+     * what any program would; keep interpreters off the list (see docs/command-policy.md).
      */
     KERNEL
 }

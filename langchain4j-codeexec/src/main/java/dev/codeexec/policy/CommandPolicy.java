@@ -56,7 +56,9 @@ import org.slf4j.LoggerFactory;
  * with a path ({@code /usr/bin/echo}) matches only that exact path.
  *
  * <p>At run time, a name-based policy stops nothing by itself: a program it allowed can still start a denied one. On a
- * backend that can hide host files (the sandbox engine), {@link #deniedExecutables(String)} gives the files to hide.
+ * backend that can hide host files (the sandbox engine), {@link #deniedExecutables(String)} gives the files to hide;
+ * the sandbox engine can also make the kernel refuse to execute every program that is not on the allow list
+ * ({@code SandboxEngine.builder().enforceAllowList(policy)}).
  *
  * <p>A policy run must also start from a clean environment, or {@code BASH_ENV}, {@code LD_PRELOAD} and friends would
  * undo all of this: scrub caller-provided variables with {@link EnvironmentScrubber} and refuse engines whose
@@ -67,7 +69,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A deny list can never name every wrapper; an allow list can be exact. Use an allow list in production, on a
  * backend that isolates the run; {@code Capabilities.commandAllowListEnforcement()} says whether the engine also
- * enforces it when a program is executed (no engine does yet).
+ * enforces it when a program is executed ({@code KERNEL}: the sandbox engine with {@code enforceAllowList}).
  *
  * <pre>{@code
  * CommandPolicy policy = CommandPolicy.builder()

@@ -79,11 +79,15 @@ public final class QuotaVolumes implements AutoCloseable {
     private final Path dir;
     private final long defaultQuota;
     private final int reserveGroup;
+    /** The volumes' mount options: {@code noexec} too where nothing written may be executed. */
+    private final String options;
     private final Tools tools;
     private final FileChannel lockChannel;
     private final FileLock lock;
 
-    private QuotaVolumes(Path dir, long defaultQuota, int reserveGroup, Tools tools) throws IOException {
+    private QuotaVolumes(Path dir, long defaultQuota, int reserveGroup, boolean noexec, Tools tools)
+            throws IOException {
+        this.options = noexec ? "loop,nosuid,nodev,noexec" : "loop,nosuid,nodev";
         this.dir = dir;
         this.defaultQuota = defaultQuota;
         this.reserveGroup = reserveGroup;
@@ -98,9 +102,10 @@ public final class QuotaVolumes implements AutoCloseable {
      * @param stateDir     the engine's state directory; the volumes go to its directory {@code volumes}
      * @param defaultQuota the quota of a volume whose caller names none
      * @param reserveGroup a group whose processes may use the reserved blocks besides root, or -1 for none
+     * @param noexec       whether nothing on the volumes may be executed (or mapped executable)
      * @throws CodeExecException with the reason when this host cannot set up volumes
      */
-    public static QuotaVolumes probe(Path stateDir, long defaultQuota, int reserveGroup) {
+    public static QuotaVolumes probe(Path stateDir, long defaultQuota, int reserveGroup, boolean noexec) {
         validate(defaultQuota);
         if (!isRoot()) {
             throw new CodeExecException("a volume per workspace needs root (loop devices)");
@@ -114,7 +119,7 @@ public final class QuotaVolumes implements AutoCloseable {
         try {
             Path d = Files.createDirectories(stateDir.resolve(DIRECTORY_NAME));
             Files.setPosixFilePermissions(d, SEARCH_ONLY);
-            v = new QuotaVolumes(d.toRealPath(), defaultQuota, reserveGroup, tools);
+            v = new QuotaVolumes(d.toRealPath(), defaultQuota, reserveGroup, noexec, tools);
         } catch (IOException e) {
             throw new CodeExecException("cannot create the directory of the workspace volumes: " + e.getMessage(), e);
         }
@@ -208,7 +213,9 @@ public final class QuotaVolumes implements AutoCloseable {
             tune.add(image.toString());
             run(tune.toArray(String[]::new));
             Files.createDirectory(mountPoint);
-            run(tools.mount, "-t", "ext4", "-o", "loop,nosuid,nodev", image.toString(), mountPoint.toString());
+            // Private: the mount and its removal never propagate into namespaces copied from this one meanwhile (a
+            // sandbox being set up), where a mount vanishing mid-setup fails bubblewrap.
+            run(tools.mount, "--make-private", "-t", "ext4", "-o", options, image.toString(), mountPoint.toString());
             Files.deleteIfExists(mountPoint.resolve("lost+found"));
             Files.setPosixFilePermissions(mountPoint, SEARCH_ONLY);
             return mountPoint;
@@ -248,7 +255,7 @@ public final class QuotaVolumes implements AutoCloseable {
 
     /** Binds {@code source} (a directory of a volume) on {@code target}. */
     public void bind(Path source, Path target) {
-        run(tools.mount, "--bind", source.toString(), target.toString());
+        run(tools.mount, "--make-private", "--bind", source.toString(), target.toString());
     }
 
     /**

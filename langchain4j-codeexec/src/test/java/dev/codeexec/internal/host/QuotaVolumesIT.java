@@ -35,7 +35,7 @@ class QuotaVolumesIT {
 
     @Test
     void should_leave_programs_the_quota_and_root_its_reserve() throws IOException {
-        try (QuotaVolumes volumes = QuotaVolumes.probe(tmp, QuotaVolumes.MIN_QUOTA, -1)) {
+        try (QuotaVolumes volumes = QuotaVolumes.probe(tmp, QuotaVolumes.MIN_QUOTA, -1, false)) {
             Path v = volumes.mount("one", 8L << 20);
             try {
                 long usable = Files.getFileStore(v).getUsableSpace();
@@ -52,7 +52,7 @@ class QuotaVolumesIT {
 
     @Test
     void should_unmount_the_volumes_of_an_engine_that_ended_without_closing() throws IOException {
-        QuotaVolumes dead = QuotaVolumes.probe(tmp.resolve("dead"), QuotaVolumes.MIN_QUOTA, -1);
+        QuotaVolumes dead = QuotaVolumes.probe(tmp.resolve("dead"), QuotaVolumes.MIN_QUOTA, -1, false);
         Path v = dead.mount("ws-1", 0);
         try {
             QuotaVolumes.reapOrphans();
