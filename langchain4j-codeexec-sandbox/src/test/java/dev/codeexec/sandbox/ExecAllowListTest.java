@@ -29,13 +29,7 @@ class ExecAllowListTest {
     private static void requireLandlock() {
         Requirements.require(Files.isExecutable(Path.of(ID)) && "Linux".equals(System.getProperty("os.name")),
                 "Linux with " + ID);
-        String missing = null;
-        try {
-            ExecAllowList.probe("");
-        } catch (UnsupportedCapabilityException e) {
-            missing = e.getMessage();
-        }
-        Requirements.require(missing == null, "Landlock and " + ExecAllowList.PYTHON + " (" + missing + ")");
+        SandboxTesting.requireLandlock();
     }
 
     private static RunResult helper(List<String> rules, String... program) throws IOException, InterruptedException {

@@ -59,13 +59,7 @@ class SandboxKernelAllowListIT {
         Requirements.require(SandboxTesting.isRoot(), "root (the allow list needs noexec volumes: loop devices)");
         Requirements.require(Files.isExecutable(Path.of(LOADER)) && Files.isExecutable(Path.of(DENIED)),
                 "x86_64 glibc with " + LOADER + " and " + DENIED);
-        String missing = null;
-        try {
-            ExecAllowList.probe("");
-        } catch (UnsupportedCapabilityException e) {
-            missing = e.getMessage();
-        }
-        Requirements.require(missing == null, "Landlock and " + ExecAllowList.PYTHON + " (" + missing + ")");
+        SandboxTesting.requireLandlock();
     }
 
     @BeforeEach

@@ -29,6 +29,17 @@ final class SandboxTesting {
                 .toList();
     }
 
+    /** Skips (or fails in strict mode) unless the allow list's helper can run: Landlock and its Python. */
+    static void requireLandlock() {
+        String missing = null;
+        try {
+            ExecAllowList.probe("");
+        } catch (dev.codeexec.engine.UnsupportedCapabilityException e) {
+            missing = e.getMessage();
+        }
+        Requirements.require(missing == null, "Landlock and " + ExecAllowList.PYTHON + " (" + missing + ")");
+    }
+
     /** True when this JVM runs as root (some attacks plant files where only root can write). */
     static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
