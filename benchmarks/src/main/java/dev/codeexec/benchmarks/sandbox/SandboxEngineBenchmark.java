@@ -5,6 +5,7 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.sandbox.AdditionalPermissions;
 import dev.codeexec.sandbox.SandboxEngine;
 import dev.codeexec.spi.ProgramLaunch;
@@ -74,6 +75,56 @@ public final class SandboxEngineBenchmark {
             concurrent(engine, rounds);
         }
         workspaceCreation(Math.max(20, iterations / 10));
+        perRunCosts(Math.max(40, iterations / 5));
+    }
+
+    /**
+     * What a run costs more in a workspace with a disk quota (on a volume) than in a plain directory, and under a
+     * kernel-enforced command allow list than without: the same command in each, alternating in one run.
+     */
+    private static void perRunCosts(int n) {
+        RunProgramSpec spec = RunProgramSpec.builder("ls").build();
+        try (SandboxEngine quota = SandboxEngine.create();
+             SandboxEngine plain = SandboxEngine.builder().diskQuota(0).build()) {
+            if (quota.describe().diskQuota()) {
+                compare("run in a workspace with a quota", quota, "run in a plain directory", plain, spec, n);
+            }
+        }
+        SandboxEngine guarded;
+        try {
+            guarded = SandboxEngine.builder().enforceAllowList(CommandPolicy.allowing("ls")).build();
+        } catch (RuntimeException e) {
+            System.out.println("allow list in the kernel: not available here (" + e.getMessage() + "); not measured");
+            return;
+        }
+        try (guarded; SandboxEngine open = SandboxEngine.create()) {
+            compare("run under the kernel allow list", guarded, "run without it", open, spec, n);
+        }
+    }
+
+    private static void compare(String aName, SandboxEngine a, String bName, SandboxEngine b, RunProgramSpec spec,
+                                int n) {
+        Workspace wa = a.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
+        Workspace wb = b.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
+        long[] ta = new long[n];
+        long[] tb = new long[n];
+        for (int i = 0; i < n + 5; i++) {
+            long t0 = System.nanoTime();
+            check(a.runner().runProgram(wa, spec));
+            long t1 = System.nanoTime();
+            check(b.runner().runProgram(wb, spec));
+            long t2 = System.nanoTime();
+            if (i >= 5) {
+                ta[i - 5] = t1 - t0;
+                tb[i - 5] = t2 - t1;
+            }
+        }
+        Stats sa = new Stats(ta);
+        Stats sb = new Stats(tb);
+        System.out.printf("%-38s %s%n", aName + ":", sa);
+        System.out.printf("%-38s %s%n", bName + ":", sb);
+        System.out.printf("%-38s %.2f (+%.1f ms)%n", "ratio (median):", sa.median() / sb.median(),
+                (sa.median() - sb.median()) / 1000);
     }
 
     /**
