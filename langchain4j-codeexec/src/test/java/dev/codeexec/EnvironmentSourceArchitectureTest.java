@@ -33,9 +33,11 @@ class EnvironmentSourceArchitectureTest {
     static final ArchRule only_the_host_channel_and_the_tree_killer_start_processes = noClasses()
             .that().doNotHaveFullyQualifiedName(HostProcessChannel.class.getName())
             .and().doNotHaveFullyQualifiedName("dev.codeexec.internal.host.ProcessTreeKiller")
+            .and().doNotHaveFullyQualifiedName("dev.codeexec.internal.host.QuotaVolumes")
             .should().dependOnClassesThat().belongToAnyOf(ProcessBuilder.class)
             .because("a ProcessBuilder inherits the JVM's environment unless cleared; HostProcessChannel gives each "
-                    + "process exactly its launch's environment");
+                    + "process exactly its launch's environment (QuotaVolumes runs the host's file system tools, "
+                    + "never code, with an environment of its own)");
 
     @ArchTest
     static final ArchRule nothing_uses_runtime_exec = noClasses()

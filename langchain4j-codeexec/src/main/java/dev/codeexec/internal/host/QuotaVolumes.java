@@ -18,6 +18,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
@@ -448,7 +449,12 @@ public final class QuotaVolumes implements AutoCloseable {
     /** Runs a host tool, waits for it and returns what it printed; its output becomes the message of a failure. */
     private static String output(String... argv) {
         try {
-            Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+            // Nothing of the JVM's environment: the tools' output is parsed (dumpe2fs) and quoted in messages, so it
+            // must be in the C locale whatever the host's LANG.
+            pb.environment().clear();
+            pb.environment().putAll(Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL", "C"));
+            Process p = pb.start();
             p.getOutputStream().close();
             byte[] out = p.getInputStream().readAllBytes();
             if (!p.waitFor(60, TimeUnit.SECONDS)) {
