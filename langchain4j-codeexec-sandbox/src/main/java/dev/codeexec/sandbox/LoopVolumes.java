@@ -11,9 +11,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The sandbox's disk quota: each workspace is a {@linkplain QuotaVolumes volume} of its own, mounted in the engine's
- * state ({@code noexec} too where the kernel enforces a command allow list). The volume holds the workspace's content ({@code ws}), bound on the workspace's directory, and beside it
- * {@code pins}, where the hard links that pin a run's files are made (see {@link LayoutPinning}): a hard link cannot
- * leave its mount, and no program may see them.
+ * state ({@code noexec} too where the kernel enforces a command allow list). The volume holds the workspace's content
+ * ({@code ws}), bound on the workspace's directory, and beside it {@code pins}, where the hard links that pin a run's
+ * files are made (see {@link LayoutPinning}): a hard link cannot leave its mount, and no program may see them.
  */
 final class LoopVolumes implements WorkspaceStorage {
 
@@ -35,7 +35,8 @@ final class LoopVolumes implements WorkspaceStorage {
      *                  it (a warning where it cannot), 0 for none, otherwise that quota or a failure
      * @param sandboxed whether the engine manages a Linux sandbox (bubblewrap)
      * @param stateDir  the engine's state directory
-     * @throws dev.codeexec.engine.UnsupportedCapabilityException when a quota was requested and this host cannot enforce it
+     * @throws dev.codeexec.engine.UnsupportedCapabilityException when a quota was requested and this host cannot
+     *                                                            enforce it
      */
     static LoopVolumes forEngine(Long requested, boolean sandboxed, Path stateDir) {
         return forEngine(requested, sandboxed, stateDir, false);

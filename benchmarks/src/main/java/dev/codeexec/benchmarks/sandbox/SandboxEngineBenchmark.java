@@ -106,25 +106,8 @@ public final class SandboxEngineBenchmark {
                                 int n) {
         Workspace wa = a.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
         Workspace wb = b.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
-        long[] ta = new long[n];
-        long[] tb = new long[n];
-        for (int i = 0; i < n + 5; i++) {
-            long t0 = System.nanoTime();
-            check(a.runner().runProgram(wa, spec));
-            long t1 = System.nanoTime();
-            check(b.runner().runProgram(wb, spec));
-            long t2 = System.nanoTime();
-            if (i >= 5) {
-                ta[i - 5] = t1 - t0;
-                tb[i - 5] = t2 - t1;
-            }
-        }
-        Stats sa = new Stats(ta);
-        Stats sb = new Stats(tb);
-        System.out.printf("%-38s %s%n", aName + ":", sa);
-        System.out.printf("%-38s %s%n", bName + ":", sb);
-        System.out.printf("%-38s %.2f (+%.1f ms)%n", "ratio (median):", sa.median() / sb.median(),
-                (sa.median() - sb.median()) / 1000);
+        alternate(n, aName, () -> check(a.runner().runProgram(wa, spec)),
+                bName, () -> check(b.runner().runProgram(wb, spec)));
     }
 
     /**
@@ -138,26 +121,34 @@ public final class SandboxEngineBenchmark {
                 System.out.println("workspace creation: no disk quota on this host; not measured");
                 return;
             }
-            long[] q = new long[n];
-            long[] p = new long[n];
-            for (int i = 0; i < n + 5; i++) {
-                long t0 = System.nanoTime();
-                quota.manager().cleanup(quota.manager().createWorkspace("q", WorkspacePolicy.DEFAULT));
-                long t1 = System.nanoTime();
-                plain.manager().cleanup(plain.manager().createWorkspace("p", WorkspacePolicy.DEFAULT));
-                long t2 = System.nanoTime();
-                if (i >= 5) {
-                    q[i - 5] = t1 - t0;
-                    p[i - 5] = t2 - t1;
-                }
-            }
-            Stats qs = new Stats(q);
-            Stats ps = new Stats(p);
-            System.out.println("create + clean up a workspace, quota:  " + qs);
-            System.out.println("create + clean up a workspace, plain:  " + ps);
-            System.out.printf("ratio quota / plain (median):          %.1f (+%.1f ms)%n", qs.median() / ps.median(),
-                    (qs.median() - ps.median()) / 1000);
+            alternate(n, "create + clean up a workspace, quota",
+                    () -> quota.manager().cleanup(quota.manager().createWorkspace("q", WorkspacePolicy.DEFAULT)),
+                    "create + clean up a workspace, plain",
+                    () -> plain.manager().cleanup(plain.manager().createWorkspace("p", WorkspacePolicy.DEFAULT)));
         }
+    }
+
+    /** Times {@code a} and {@code b} alternately, {@code n} times each after 5 warm-ups; prints both and the ratio. */
+    private static void alternate(int n, String aName, Runnable a, String bName, Runnable b) {
+        long[] ta = new long[n];
+        long[] tb = new long[n];
+        for (int i = 0; i < n + 5; i++) {
+            long t0 = System.nanoTime();
+            a.run();
+            long t1 = System.nanoTime();
+            b.run();
+            long t2 = System.nanoTime();
+            if (i >= 5) {
+                ta[i - 5] = t1 - t0;
+                tb[i - 5] = t2 - t1;
+            }
+        }
+        Stats sa = new Stats(ta);
+        Stats sb = new Stats(tb);
+        System.out.printf("%-38s %s%n", aName + ":", sa);
+        System.out.printf("%-38s %s%n", bName + ":", sb);
+        System.out.printf("%-38s %.2f (+%.1f ms)%n", "ratio (median):", sa.median() / sb.median(),
+                (sa.median() - sb.median()) / 1000);
     }
 
     private static void concurrent(SandboxEngine engine, int rounds) throws Exception {

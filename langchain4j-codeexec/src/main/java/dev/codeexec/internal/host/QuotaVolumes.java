@@ -26,9 +26,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Volumes that bound what a workspace can hold: each an ext4 file system of its own in a sparse image file, loop-mounted
- * ({@code nosuid,nodev}) in one directory of the engine's state. A program that fills one gets "No space left on
- * device" there; the host's file system, the engine's state and every other volume keep their room.
+ * Volumes that bound what a workspace can hold: each an ext4 file system of its own in a sparse image file,
+ * loop-mounted ({@code nosuid,nodev}) in one directory of the engine's state. A program that fills one gets "No space
+ * left on device" there; the host's file system, the engine's state and every other volume keep their room.
  *
  * <p>Each file system reserves blocks ({@link #reserveFor}) for root, and for one group where the engine names one:
  * programs never get them, the engine's own bookkeeping does, so a full volume never wedges the engine. Writes the
