@@ -1,5 +1,10 @@
 package dev.codeexec.container;
 
+import static dev.codeexec.container.RelativePaths.check;
+import static dev.codeexec.container.RelativePaths.join;
+import static dev.codeexec.container.RelativePaths.nameOf;
+import static dev.codeexec.container.RelativePaths.parentOf;
+
 import com.github.dockerjava.transport.DockerHttpClient;
 import dev.codeexec.container.ContainerArchive.Stat;
 import dev.codeexec.engine.CodeExecException;
@@ -61,39 +66,8 @@ final class ContainerFiles implements WorkspaceFiles {
 
     // ------------------------------------------------------------------ paths
 
-    private static String check(String path) {
-        if (path == null || path.startsWith("/") || path.contains("\\")) {
-            throw new PathEscapeException("path '" + path + "' is absolute or malformed");
-        }
-        if (path.equals(".")) {
-            return ".";
-        }
-        for (String seg : path.split("/", -1)) {
-            if (seg.equals("..")) {
-                throw new PathEscapeException("path '" + path + "' leaves the workspace");
-            }
-            if (seg.isEmpty() || seg.equals(".")) {
-                throw new PathEscapeException("path '" + path + "' is not normalised");
-            }
-        }
-        return path;
-    }
-
     private String abs(String rel) {
         return archive.abs(rel);
-    }
-
-    private static String parentOf(String rel) {
-        int i = rel.lastIndexOf('/');
-        return i < 0 ? "." : rel.substring(0, i);
-    }
-
-    private static String nameOf(String rel) {
-        return rel.substring(rel.lastIndexOf('/') + 1);
-    }
-
-    private static String join(String dir, String name) {
-        return dir.equals(".") ? name : dir + "/" + name;
     }
 
     /** The workspace-relative path of an absolute container path inside the workspace, or null outside it. */
