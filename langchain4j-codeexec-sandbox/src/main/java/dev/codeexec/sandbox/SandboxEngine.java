@@ -7,10 +7,8 @@ import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.CommandAllowListEnforcement;
 import dev.codeexec.engine.InvalidSpecException;
-import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.ProgramSession;
-import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
@@ -38,7 +36,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -114,10 +111,8 @@ public final class SandboxEngine extends AbstractEngine {
         this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
         PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
         p = b.network == null ? p : p.withNetwork(b.network);
-        String profileName = profileName(p);
-        p = b.deniedBy == null || p.enforcement() != PermissionProfile.Enforcement.MANAGED ? p
-                : hideDenied(p, b.deniedBy);
-        this.profile = hideArtifactStore(p, artifactStore());
+        String profileName = EngineProfile.name(p);
+        this.profile = EngineProfile.withEngineRules(p, b.deniedBy, artifactStore());
         long scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
         if (scratchBytes <= 0) {
             throw new InvalidSpecException("scratchBytes (" + scratchBytes + ") must be positive");
@@ -168,7 +163,7 @@ public final class SandboxEngine extends AbstractEngine {
                     : RunLimits.none();
             ExecAllowList allowList = b.allowListBy == null ? null
                     : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
-            Capabilities caps = capabilities(platform, profile, cgroups, runLimits.processesByRlimit(),
+            Capabilities caps = SandboxCapabilities.of(platform, profile, cgroups, runLimits.processesByRlimit(),
                     volumes != null);
             this.capabilities = allowList == null ? caps : caps.toBuilder()
                     .commandAllowListEnforcement(CommandAllowListEnforcement.KERNEL).build();
@@ -205,52 +200,6 @@ public final class SandboxEngine extends AbstractEngine {
         LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, programs as {}, default "
                 + "limits={}", platform, profileName, profile.network().id(),
                 cgroups == null ? "n/a" : cgroups.describe(), user.describe(), defaultLimits);
-    }
-
-    /**
-     * Hides the root of a {@link FileSystemArtifactService} from every sandbox: the store holds every conversation's
-     * saved artifacts, and a program must reach them only through the engine's file operations. Other stores' locations
-     * are not known here; hide them with {@link PermissionProfile#withNoAccessPaths}.
-     */
-    private static PermissionProfile hideArtifactStore(PermissionProfile p, ArtifactService artifacts) {
-        if (artifacts instanceof FileSystemArtifactService store
-                && p.enforcement() == PermissionProfile.Enforcement.MANAGED) {
-            try {
-                return p.withNoAccessPaths(store.root().toString());
-            } catch (InvalidSpecException e) {
-                throw new InvalidSpecException("the profile grants the artifact store's root directory, which the "
-                        + "sandbox must hide (it holds every conversation's artifacts); remove that grant", e);
-            }
-        }
-        return p;
-    }
-
-    /**
-     * Hides the files of the executables a command policy denies (resolved on {@link ShellEnvironmentPolicy#CLEAN_PATH},
-     * links followed, hard links included): a program cannot start them by any route — a wrapper, the dynamic loader,
-     * an interpreter, a copy — because it cannot read them.
-     */
-    /**
-     * The profile as the documentation writes it, for the log: the preset it is (whatever its network), else a
-     * summary. Named before the engine adds its own no-access rules (the artifact store, denied executables).
-     */
-    static String profileName(PermissionProfile p) {
-        if (p.enforcement() == PermissionProfile.Enforcement.MANAGED) {
-            if (p.equals(PermissionProfile.workspaceWrite().withNetwork(p.network()))) {
-                return "workspaceWrite()";
-            }
-            if (p.equals(PermissionProfile.readOnly().withNetwork(p.network()))) {
-                return "readOnly()";
-            }
-            return "custom (" + p.rules().size() + " path rules)";
-        }
-        return p.enforcement() == PermissionProfile.Enforcement.DISABLED ? "dangerFullAccess()"
-                : "external(" + p.network().id() + ")";
-    }
-
-    private static PermissionProfile hideDenied(PermissionProfile p, CommandPolicy policy) {
-        Set<Path> files = policy.deniedExecutables(ShellEnvironmentPolicy.CLEAN_PATH);
-        return files.isEmpty() ? p : p.withNoAccessPaths(files.stream().map(Path::toString).toArray(String[]::new));
     }
 
     /** A sandbox engine with every default (see {@link Builder}). */
@@ -431,38 +380,6 @@ public final class SandboxEngine extends AbstractEngine {
         return SandboxRun.runReplanningOnHostChange(() -> planner.plan(resolver, Set.of(), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
                 this::run);
-    }
-
-    static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups) {
-        return capabilities(platform, profile, cgroups, false, false);
-    }
-
-    static Capabilities capabilities(SandboxPlatform platform, PermissionProfile profile, Cgroups cgroups,
-                                     boolean processesByRlimit, boolean diskQuota) {
-        Set<ResourceLimit> limits = EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE,
-                ResourceLimit.OPEN_FILES);
-        if (cgroups != null && cgroups.memory()) {
-            limits.add(ResourceLimit.MEMORY);
-        }
-        if (cgroups != null && cgroups.pids() || processesByRlimit && profile.enforcement()
-                == PermissionProfile.Enforcement.MANAGED) {
-            limits.add(ResourceLimit.PROCESSES);
-        }
-        Isolation isolation = switch (profile.enforcement()) {
-            case MANAGED -> Isolation.OS_SANDBOX;
-            case DISABLED -> Isolation.NONE;
-            case EXTERNAL -> Isolation.EXTERNAL;
-        };
-        return Capabilities.builder()
-                .isolation(isolation)
-                .networkAllowed(profile.network() == NetworkMode.ENABLED)
-                .readOnlyMount(profile.enforcement() == PermissionProfile.Enforcement.MANAGED)
-                .streaming(true)
-                .supportsCleanEnv(true)
-                .interactive(true)
-                .enforcedLimits(limits)
-                .diskQuota(diskQuota)
-                .build();
     }
 
     private static void restrict(Path dir) {

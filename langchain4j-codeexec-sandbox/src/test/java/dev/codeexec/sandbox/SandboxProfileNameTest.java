@@ -13,12 +13,12 @@ class SandboxProfileNameTest {
 
     @Test
     void should_name_the_preset_whatever_its_network() {
-        assertThat(SandboxEngine.profileName(PermissionProfile.workspaceWrite())).isEqualTo("workspaceWrite()");
-        assertThat(SandboxEngine.profileName(PermissionProfile.workspaceWrite().withNetwork(NetworkMode.ENABLED)))
+        assertThat(EngineProfile.name(PermissionProfile.workspaceWrite())).isEqualTo("workspaceWrite()");
+        assertThat(EngineProfile.name(PermissionProfile.workspaceWrite().withNetwork(NetworkMode.ENABLED)))
                 .isEqualTo("workspaceWrite()");
-        assertThat(SandboxEngine.profileName(PermissionProfile.readOnly())).isEqualTo("readOnly()");
-        assertThat(SandboxEngine.profileName(PermissionProfile.dangerFullAccess())).isEqualTo("dangerFullAccess()");
-        assertThat(SandboxEngine.profileName(PermissionProfile.external(NetworkMode.RESTRICTED)))
+        assertThat(EngineProfile.name(PermissionProfile.readOnly())).isEqualTo("readOnly()");
+        assertThat(EngineProfile.name(PermissionProfile.dangerFullAccess())).isEqualTo("dangerFullAccess()");
+        assertThat(EngineProfile.name(PermissionProfile.external(NetworkMode.RESTRICTED)))
                 .isEqualTo("external(" + NetworkMode.RESTRICTED.id() + ")");
     }
 
@@ -26,7 +26,7 @@ class SandboxProfileNameTest {
     void should_call_a_changed_preset_custom_and_count_its_rules() {
         PermissionProfile p = PermissionProfile.workspaceWrite().withReadPaths(tmp.toString());
 
-        assertThat(SandboxEngine.profileName(p)).isEqualTo("custom (" + p.rules().size() + " path rules)")
+        assertThat(EngineProfile.name(p)).isEqualTo("custom (" + p.rules().size() + " path rules)")
                 .doesNotContain("MANAGED");
     }
 }
