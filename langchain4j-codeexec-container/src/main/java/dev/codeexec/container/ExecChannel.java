@@ -13,6 +13,7 @@ import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -47,6 +48,9 @@ final class ExecChannel implements ProcessChannel {
     private static final Logger LOG = LoggerFactory.getLogger(ExecChannel.class);
 
     private static final AtomicInteger THREADS = new AtomicInteger();
+
+    /** How long Docker may take to show a container's stop that its refused execs already show. */
+    static final Duration STOP_SHOWN_WITHIN = Duration.ofSeconds(120);
 
     /** Pids lent to the exec that kills a run at the container's pids limit. */
     static final long KILL_HEADROOM = 16;
@@ -245,12 +249,12 @@ final class ExecChannel implements ProcessChannel {
          * before the container's, later the more loaded the host is. Meanwhile no exec can start in it. So a
          * container shown as running must start a trivial exec: if one starts, it is running; if Docker refuses
          * (the exec cannot be created or started), the state is read again until Docker shows the stop, within
-         * {@link Execs#HELPER_TIMEOUT}. A container that still shows as running then was not stopped: the refusal
-         * had another cause (a full process table, for one) and the program's own exit status stands. When the
-         * engine does not answer, nothing is concluded here.
+         * {@link #STOP_SHOWN_WITHIN} (a liveness bound for a wedged engine, generous for a loaded host). A container
+         * that still shows as running then was not stopped: the refusal had another cause (a full process table, for
+         * one) and the program's own exit status stands. When the engine does not answer, nothing is concluded here.
          */
         private boolean containerStopped() {
-            long end = System.nanoTime() + Execs.HELPER_TIMEOUT.toNanos();
+            long end = System.nanoTime() + STOP_SHOWN_WITHIN.toNanos();
             long pause = 10;
             while (true) {
                 Boolean shown = stateShowsStopped();
