@@ -1,9 +1,9 @@
 package dev.codeexec.container;
 
-import static dev.codeexec.container.RelativePaths.check;
-import static dev.codeexec.container.RelativePaths.join;
-import static dev.codeexec.container.RelativePaths.nameOf;
-import static dev.codeexec.container.RelativePaths.parentOf;
+import static dev.codeexec.workspace.spi.RelativePaths.check;
+import static dev.codeexec.workspace.spi.RelativePaths.join;
+import static dev.codeexec.workspace.spi.RelativePaths.nameOf;
+import static dev.codeexec.workspace.spi.RelativePaths.parentOf;
 
 import com.github.dockerjava.transport.DockerHttpClient;
 import dev.codeexec.container.ContainerArchive.Stat;

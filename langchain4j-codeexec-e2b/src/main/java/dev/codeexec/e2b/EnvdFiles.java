@@ -1,5 +1,10 @@
 package dev.codeexec.e2b;
 
+import static dev.codeexec.workspace.spi.RelativePaths.check;
+import static dev.codeexec.workspace.spi.RelativePaths.join;
+import static dev.codeexec.workspace.spi.RelativePaths.nameOf;
+import static dev.codeexec.workspace.spi.RelativePaths.parentOf;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.engine.CodeExecException;
@@ -96,39 +101,8 @@ final class EnvdFiles implements WorkspaceFiles {
 
     // ------------------------------------------------------------------ paths
 
-    private static String check(String path) {
-        if (path == null || path.startsWith("/") || path.contains("\\") || path.indexOf('\0') >= 0) {
-            throw new PathEscapeException("path '" + path + "' is absolute or malformed");
-        }
-        if (path.equals(".")) {
-            return ".";
-        }
-        for (String seg : path.split("/", -1)) {
-            if (seg.equals("..")) {
-                throw new PathEscapeException("path '" + path + "' leaves the workspace");
-            }
-            if (seg.isEmpty() || seg.equals(".")) {
-                throw new PathEscapeException("path '" + path + "' is not normalised");
-            }
-        }
-        return path;
-    }
-
     private String abs(String rel) {
         return rel.equals(".") ? root : root + "/" + rel;
-    }
-
-    private static String parentOf(String rel) {
-        int i = rel.lastIndexOf('/');
-        return i < 0 ? "." : rel.substring(0, i);
-    }
-
-    private static String nameOf(String rel) {
-        return rel.substring(rel.lastIndexOf('/') + 1);
-    }
-
-    private static String join(String dir, String name) {
-        return dir.equals(".") ? name : dir + "/" + name;
     }
 
     /** The workspace-relative path of an absolute sandbox path inside the workspace, or null outside it. */

@@ -1,12 +1,12 @@
-package dev.codeexec.container;
+package dev.codeexec.workspace.spi;
 
 import dev.codeexec.engine.PathEscapeException;
 
 /**
- * The syntax of the workspace-relative paths {@link ContainerFiles} works on: normalised (no {@code .}, {@code ..} or
- * empty segment), never absolute; {@code "."} is the root.
+ * The syntax of the workspace-relative paths a remote {@link WorkspaceFiles} works on (a container's, E2B's):
+ * normalised (no {@code .}, {@code ..} or empty segment), never absolute, no NUL; {@code "."} is the root. Backend SPI.
  */
-final class RelativePaths {
+public final class RelativePaths {
 
     private RelativePaths() {
     }
@@ -14,10 +14,10 @@ final class RelativePaths {
     /**
      * Returns {@code path} when it is a normalised relative path.
      *
-     * @throws PathEscapeException when it is absolute, leaves the workspace or is not normalised
+     * @throws PathEscapeException when it is absolute, malformed, leaves the workspace or is not normalised
      */
-    static String check(String path) {
-        if (path == null || path.startsWith("/") || path.contains("\\")) {
+    public static String check(String path) {
+        if (path == null || path.startsWith("/") || path.contains("\\") || path.indexOf('\0') >= 0) {
             throw new PathEscapeException("path '" + path + "' is absolute or malformed");
         }
         if (path.equals(".")) {
@@ -35,18 +35,18 @@ final class RelativePaths {
     }
 
     /** The parent of a relative path; {@code "."} for a top-level name. */
-    static String parentOf(String rel) {
+    public static String parentOf(String rel) {
         int i = rel.lastIndexOf('/');
         return i < 0 ? "." : rel.substring(0, i);
     }
 
     /** The last segment of a relative path. */
-    static String nameOf(String rel) {
+    public static String nameOf(String rel) {
         return rel.substring(rel.lastIndexOf('/') + 1);
     }
 
     /** {@code dir/name}, or {@code name} under the root. */
-    static String join(String dir, String name) {
+    public static String join(String dir, String name) {
         return dir.equals(".") ? name : dir + "/" + name;
     }
 }
