@@ -35,6 +35,7 @@ class ArchitectureTest {
         "dev.codeexec.artifact..",
         "dev.codeexec.policy..",
         "dev.codeexec.governance..",
+        "dev.codeexec.network..",
         "dev.codeexec.local..",
         "dev.codeexec.spi..",
         "dev.codeexec.internal..",
@@ -52,7 +53,7 @@ class ArchitectureTest {
     /** What applications program against. */
     static final String[] PUBLIC_API_PACKAGES = {
         ROOT, "dev.codeexec.engine..", "dev.codeexec.artifact..", "dev.codeexec.policy..",
-        "dev.codeexec.governance..",
+        "dev.codeexec.governance..", "dev.codeexec.network..",
     };
 
     @ArchTest

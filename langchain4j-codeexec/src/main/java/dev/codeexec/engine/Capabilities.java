@@ -24,10 +24,14 @@ import java.util.Set;
  *                         policy run on the files its command words reach only on engines that run programs on this
  *                         host's file system ({@link Isolation#NONE}, {@link Isolation#OS_SANDBOX}); on the others a
  *                         command written as a path is refused, since the file it names cannot be seen
+ * @param egressControl    how an egress policy (the hosts programs may reach) is enforced:
+ *                         {@link EgressControl#NONE} (no policy; the default), {@link EgressControl#PROXY} or
+ *                         {@link EgressControl#PROVIDER}
  */
 public record Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
                            boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
-                           boolean diskQuota, CommandAllowListEnforcement commandAllowListEnforcement) {
+                           boolean diskQuota, CommandAllowListEnforcement commandAllowListEnforcement,
+                           EgressControl egressControl) {
 
     public Capabilities {
         if (isolation == null) {
@@ -36,8 +40,32 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         if (commandAllowListEnforcement == null) {
             commandAllowListEnforcement = CommandAllowListEnforcement.TEXT;
         }
+        if (egressControl == null) {
+            egressControl = EgressControl.NONE;
+        }
         enforcedLimits = enforcedLimits == null || enforcedLimits.isEmpty()
                 ? Set.of() : Set.copyOf(EnumSet.copyOf(enforcedLimits));
+    }
+
+    /** The capabilities before egress policies existed: {@link EgressControl#NONE}. */
+    public Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
+                        boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
+                        boolean diskQuota, CommandAllowListEnforcement commandAllowListEnforcement) {
+        this(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv, interactive, enforcedLimits,
+                diskQuota, commandAllowListEnforcement, EgressControl.NONE);
+    }
+
+    /**
+     * Fails closed: throws {@link UnsupportedCapabilityException} naming the engine when it cannot enforce an egress
+     * policy ({@link EgressControl#NONE}).
+     */
+    public void requireEgressControl(String engineName) {
+        if (egressControl == EgressControl.NONE) {
+            throw new UnsupportedCapabilityException(engineName + " cannot enforce an egress policy (hosts, ports and "
+                    + "address ranges): its programs " + (isolation == Isolation.NONE ? "run on this host with its "
+                    + "network" : "have no proxy or provider control") + ". Use the sandbox or container engine, or "
+                    + "E2B for the rules it can express.");
+        }
     }
 
     /**
@@ -76,7 +104,7 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         return new Builder().isolation(isolation).networkAllowed(networkAllowed).readOnlyMount(readOnlyMount)
                 .streaming(streaming).supportsCleanEnv(supportsCleanEnv).interactive(interactive)
                 .enforcedLimits(enforcedLimits).diskQuota(diskQuota)
-                .commandAllowListEnforcement(commandAllowListEnforcement);
+                .commandAllowListEnforcement(commandAllowListEnforcement).egressControl(egressControl);
     }
 
     /** Builder for {@link Capabilities}; every flag defaults to false (claim nothing). */
@@ -90,6 +118,7 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         private Set<ResourceLimit> enforcedLimits = Set.of();
         private boolean diskQuota;
         private CommandAllowListEnforcement commandAllowListEnforcement = CommandAllowListEnforcement.TEXT;
+        private EgressControl egressControl = EgressControl.NONE;
 
         public Builder isolation(Isolation isolation) {
             this.isolation = isolation;
@@ -152,9 +181,15 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
             return this;
         }
 
+        /** How an egress policy is enforced; default {@link EgressControl#NONE}: claim nothing. */
+        public Builder egressControl(EgressControl v) {
+            this.egressControl = v == null ? EgressControl.NONE : v;
+            return this;
+        }
+
         public Capabilities build() {
             return new Capabilities(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv,
-                    interactive, enforcedLimits, diskQuota, commandAllowListEnforcement);
+                    interactive, enforcedLimits, diskQuota, commandAllowListEnforcement, egressControl);
         }
     }
 }

@@ -1,0 +1,311 @@
+package dev.codeexec.network;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One connection a program opened to its gate: reads the request, has the gate decide, connects to a checked
+ * address, and carries bytes both ways until either side is done, a limit is reached or the gate ends it. Reports one
+ * {@link EgressEvent} when it ends.
+ *
+ * <p>The connection's own thread reads the request and carries the program's bytes; a second pool thread carries the
+ * host's. The first bytes of a tunnel are held back until they show whether they are a TLS ClientHello, whose server
+ * name must be the tunnel's host. Either thread, or the gate, may end the connection; the last of the two carrying
+ * threads to finish reports it.
+ */
+final class EgressConnection implements Runnable {
+
+    private static final int BUFFER = 64 * 1024;
+
+    private final EgressGate gate;
+    private final SocketChannel client;
+    private final boolean overLimit;
+    private final Instant started = Instant.now();
+    private final long startedNanos = System.nanoTime();
+    private volatile SocketChannel upstream;
+    private volatile long lastActivity = System.nanoTime();
+    private volatile boolean awaitingApproval;
+    private final AtomicLong up = new AtomicLong();
+    private final AtomicLong down = new AtomicLong();
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private final AtomicBoolean reported = new AtomicBoolean();
+    /** Carrying threads still running: the last to finish reports. */
+    private final AtomicInteger carriers = new AtomicInteger(1);
+    private volatile EgressTarget target;
+    private volatile EgressEvent.Outcome outcome = EgressEvent.Outcome.FAILED;
+    private volatile String rule = "-";
+    private volatile String reason = "";
+    private volatile String address = "";
+
+    EgressConnection(EgressGate gate, SocketChannel client, boolean overLimit) {
+        this.gate = gate;
+        this.client = client;
+        this.overLimit = overLimit;
+    }
+
+    @Override
+    public void run() {
+        try {
+            ProxyRequest request;
+            try {
+                request = ProxyRequest.read(client);
+            } catch (ProxyRequest.Malformed m) {
+                reason = m.getMessage();
+                refuse(m.kind, 400, m.socksCode);
+                return;
+            }
+            target = request.target();
+            EgressTarget.Kind kind = target.kind();
+            if (overLimit) {
+                limited(kind, "egress to " + target + " refused: the workspace already has "
+                        + gate.proxy().limits.maxConnections() + " connections open");
+                return;
+            }
+            if (gate.budgetUsedUp()) {
+                limited(kind, "egress to " + target + " refused: the workspace used its egress budget of "
+                        + gate.proxy().limits.maxBytes() + " bytes");
+                return;
+            }
+            EgressGate.Verdict verdict = gate.decide(target, this);
+            rule = verdict.rule();
+            reason = verdict.reason();
+            if (!verdict.outcome().connected()) {
+                outcome = verdict.outcome();
+                if (verdict.outcome() == EgressEvent.Outcome.DENIED) {
+                    refuse(kind, 403, ProxyRequest.SOCKS_NOT_ALLOWED);
+                } else {
+                    refuse(kind, 502, ProxyRequest.SOCKS_HOST_UNREACHABLE);
+                }
+                return;
+            }
+            if (!connect(verdict)) {
+                outcome = EgressEvent.Outcome.FAILED;
+                reason = "egress to " + target + " failed: the host did not accept the connection";
+                refuse(kind, 502, ProxyRequest.SOCKS_HOST_UNREACHABLE);
+                return;
+            }
+            outcome = verdict.outcome();
+            ProxyRequest.write(client, ProxyRequest.established(kind));
+            ByteBuffer first = request.upstream();
+            if (kind.tunnel()) {
+                first = screenTls(first);
+                if (first == null) {
+                    return;
+                }
+            }
+            if (!send(first, upstream, up)) {
+                return;
+            }
+            carriers.incrementAndGet();
+            try {
+                gate.proxy().threads.execute(this::carryDown);
+            } catch (RuntimeException e) {
+                carriers.decrementAndGet();
+                end();
+                return;
+            }
+            carry(client, upstream, up, true);
+        } catch (IOException | RuntimeException e) {
+            // the program or the host went away, or the gate ended the connection
+        } finally {
+            finish();
+        }
+    }
+
+    /** Connects to the first checked address that answers. */
+    private boolean connect(EgressGate.Verdict verdict) {
+        int timeout = (int) Math.min(Integer.MAX_VALUE, gate.proxy().limits.connectTimeout().toMillis());
+        for (InetAddress a : verdict.addresses()) {
+            SocketChannel ch = null;
+            try {
+                ch = SocketChannel.open();
+                upstream = ch;
+                if (ended.get()) {
+                    ch.close();
+                    return false;
+                }
+                ch.socket().connect(new InetSocketAddress(a, target.port()), timeout);
+                ch.socket().setTcpNoDelay(true);
+                address = IpRange.canonical(a).getHostAddress();
+                return true;
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(ch);
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Reads a tunnel's first bytes until they show whether they are a TLS ClientHello; refuses one whose server name
+     * is not the tunnel's host. Returns the bytes to pass on, or null when the connection was refused or ended.
+     */
+    private ByteBuffer screenTls(ByteBuffer already) throws IOException {
+        byte[] held = new byte[ClientHello.MAX_RECORD];
+        int n = Math.min(already.remaining(), held.length);
+        already.get(held, 0, n);
+        while (true) {
+            ClientHello.Result r = ClientHello.inspect(held, n);
+            switch (r.kind()) {
+                case NOT_TLS:
+                    return ByteBuffer.wrap(held, 0, n);
+                case MALFORMED:
+                    return refuseTunnel("the tunnel's first bytes are a TLS handshake whose ClientHello cannot be "
+                            + "read");
+                case HELLO:
+                    Optional<String> sni = r.serverName();
+                    if (sni.isPresent() && !EgressTarget.normalize(sni.get()).equals(target.host())) {
+                        return refuseTunnel("the TLS server name '" + sni.get() + "' is not the tunnel's host "
+                                + target.host() + " (domain fronting is refused)");
+                    }
+                    return ByteBuffer.wrap(held, 0, n);
+                default:
+                    ByteBuffer into = ByteBuffer.wrap(held, n, held.length - n);
+                    int read = client.read(into);
+                    if (read < 0) {
+                        return ByteBuffer.wrap(held, 0, n);
+                    }
+                    lastActivity = System.nanoTime();
+                    n += read;
+            }
+        }
+    }
+
+    private ByteBuffer refuseTunnel(String why) {
+        outcome = EgressEvent.Outcome.DENIED;
+        reason = "egress to " + target + " refused: " + why;
+        end();
+        return null;
+    }
+
+    private void carryDown() {
+        try {
+            carry(upstream, client, down, false);
+        } catch (IOException | RuntimeException e) {
+            // ended
+        } finally {
+            finish();
+        }
+    }
+
+    /**
+     * Carries bytes from one side to the other until the source is done, then half-closes the other side (a plain
+     * HTTP exchange ends with the host's answer: the whole connection ends).
+     */
+    private void carry(SocketChannel from, SocketChannel to, AtomicLong counter, boolean fromProgram)
+            throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(BUFFER);
+        while (!ended.get()) {
+            buf.clear();
+            int n = from.read(buf);
+            if (n < 0) {
+                break;
+            }
+            lastActivity = System.nanoTime();
+            buf.flip();
+            if (!send(buf, to, counter)) {
+                return;
+            }
+        }
+        if (!fromProgram && target.kind() == EgressTarget.Kind.HTTP) {
+            end();
+        } else {
+            try {
+                to.shutdownOutput();
+            } catch (IOException e) {
+                end();
+            }
+        }
+    }
+
+    /** Writes all of {@code buf}, counting it against the budget; false when the budget ended the connection. */
+    private boolean send(ByteBuffer buf, SocketChannel to, AtomicLong counter) throws IOException {
+        int n = buf.remaining();
+        if (n == 0) {
+            return true;
+        }
+        if (!gate.consume(n)) {
+            outcome = EgressEvent.Outcome.LIMITED;
+            reason = "egress to " + target + " ended: the workspace used its egress budget of "
+                    + gate.proxy().limits.maxBytes() + " bytes";
+            end();
+            return false;
+        }
+        while (buf.hasRemaining()) {
+            to.write(buf);
+        }
+        counter.addAndGet(n);
+        lastActivity = System.nanoTime();
+        return true;
+    }
+
+    private void limited(EgressTarget.Kind kind, String why) throws IOException {
+        outcome = EgressEvent.Outcome.LIMITED;
+        reason = why;
+        refuse(kind, 429, ProxyRequest.SOCKS_GENERAL_FAILURE);
+    }
+
+    private void refuse(EgressTarget.Kind kind, int status, int socksCode) throws IOException {
+        try {
+            ProxyRequest.write(client, ProxyRequest.refusal(kind, status, socksCode, reason));
+        } finally {
+            end();
+        }
+    }
+
+    void awaitingApproval(boolean waiting) {
+        awaitingApproval = waiting;
+        lastActivity = System.nanoTime();
+    }
+
+    long idleSince(long now) {
+        return awaitingApproval ? 0 : now - lastActivity;
+    }
+
+    void endIdle() {
+        if (!ended.get() && outcome.connected()) {
+            outcome = EgressEvent.Outcome.LIMITED;
+            reason = "egress to " + target + " ended: no bytes either way for "
+                    + gate.proxy().limits.idleTimeout().toSeconds() + " s";
+        }
+        end();
+    }
+
+    /** Ends the connection: both sockets are closed, which wakes both carrying threads. */
+    void end() {
+        if (ended.compareAndSet(false, true)) {
+            closeQuietly(client);
+            closeQuietly(upstream);
+        }
+    }
+
+    private void finish() {
+        if (carriers.decrementAndGet() > 0) {
+            return;
+        }
+        end();
+        gate.ended(this);
+        if (target != null && reported.compareAndSet(false, true)) {
+            gate.proxy().report(new EgressEvent(started, gate.workspaceId(), target, outcome, rule, reason, address,
+                    up.get(), down.get(), Duration.ofNanos(System.nanoTime() - startedNanos)));
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                // closing anyway
+            }
+        }
+    }
+}
