@@ -4,6 +4,7 @@ import dev.codeexec.engine.InvalidSpecException;
 import java.net.InetAddress;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -14,8 +15,9 @@ import java.util.regex.Pattern;
  *   <li>destination: an exact host name ({@code pypi.org}), {@code *.suffix} for every name below a domain but not
  *       the domain itself ({@code *.pythonhosted.org}), an IP address ({@code 10.1.2.3}, {@code [fd00::1]}) or a CIDR
  *       range ({@code 10.0.0.0/8}, {@code [fc00::/7]}). Names are compared without case and without a trailing
- *       dot. A name rule never matches a connection asked for by IP address, and an address rule never matches a
- *       name (it matches the addresses the name resolves to: see {@link EgressPolicy});</li>
+ *       dot. A name rule never matches a connection asked for by IP address. An address rule matches an IP asked
+ *       for directly and, for a name another rule let through, the addresses it resolves to: it can deny them, or
+ *       allow a non-public one (see {@link EgressPolicy});</li>
  *   <li>ports: one port, a range {@code 8000-8100}, or {@code *} for all. Without ports a rule covers the scheme's
  *       port ({@code http} 80, {@code https} 443), and without a scheme both 80 and 443;</li>
  *   <li>scheme: {@code http} for plain HTTP requests only, {@code https} for tunnels only (HTTP {@code CONNECT},
@@ -29,6 +31,16 @@ public final class EgressRule {
     /** Whether a matching connection is allowed or denied. */
     public enum Action { ALLOW, DENY }
 
+    /** Which connections a rule covers: {@code tcp://} (or no scheme), {@code http://} or {@code https://}. */
+    public enum Scheme {
+        /** Plain HTTP requests and tunnels alike. */
+        TCP,
+        /** Plain HTTP requests in absolute form only. */
+        HTTP,
+        /** Tunnels only: HTTP {@code CONNECT} and SOCKS5. */
+        HTTPS
+    }
+
     private static final Pattern LABEL = Pattern.compile("[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?");
 
     private final Action action;
@@ -39,10 +51,10 @@ public final class EgressRule {
     private final int fromPort;
     private final int toPort;
     private final boolean bothWebPorts;
-    private final Boolean tunnel;
+    private final Scheme scheme;
 
     private EgressRule(Action action, String text, String name, boolean wildcard, IpRange range, int fromPort,
-                       int toPort, boolean bothWebPorts, Boolean tunnel) {
+                       int toPort, boolean bothWebPorts, Scheme scheme) {
         this.action = action;
         this.text = text;
         this.name = name;
@@ -51,7 +63,7 @@ public final class EgressRule {
         this.fromPort = fromPort;
         this.toPort = toPort;
         this.bothWebPorts = bothWebPorts;
-        this.tunnel = tunnel;
+        this.scheme = scheme;
     }
 
     /** An allow rule; see the class doc for the syntax. @throws InvalidSpecException for a malformed rule */
@@ -76,23 +88,23 @@ public final class EgressRule {
         }
         String text = rule.trim().toLowerCase(Locale.ROOT);
         String rest = text;
-        Boolean tunnel = null;
+        Scheme scheme = Scheme.TCP;
         int defaultPort = 0;
-        int scheme = rest.indexOf("://");
-        if (scheme >= 0) {
-            switch (rest.substring(0, scheme)) {
+        int schemeEnd = rest.indexOf("://");
+        if (schemeEnd >= 0) {
+            switch (rest.substring(0, schemeEnd)) {
                 case "http" -> {
-                    tunnel = false;
+                    scheme = Scheme.HTTP;
                     defaultPort = 80;
                 }
                 case "https" -> {
-                    tunnel = true;
+                    scheme = Scheme.HTTPS;
                     defaultPort = 443;
                 }
-                case "tcp" -> tunnel = null;
+                case "tcp" -> scheme = Scheme.TCP;
                 default -> throw bad(rule, "the scheme must be http, https or tcp");
             }
-            rest = rest.substring(scheme + 3);
+            rest = rest.substring(schemeEnd + 3);
         }
         if (rest.contains("/") && !rest.matches("\\[?[0-9a-f:.]+/\\d+\\]?(:.*)?")) {
             throw bad(rule, "paths are not part of a rule; write only a host, address or range");
@@ -148,9 +160,9 @@ public final class EgressRule {
                 throw bad(rule, "the port range ends before it starts");
             }
         }
-        String canonical = (tunnel == null ? "" : tunnel ? "https://" : "http://") + rest;
+        String canonical = (scheme == Scheme.TCP ? "" : scheme.name().toLowerCase(Locale.ROOT) + "://") + rest;
         if (dest.indexOf('/') >= 0 || IpRange.isLiteral(dest)) {
-            return new EgressRule(action, canonical, null, false, IpRange.parse(dest), from, to, both, tunnel);
+            return new EgressRule(action, canonical, null, false, IpRange.parse(dest), from, to, both, scheme);
         }
         boolean wildcard = dest.startsWith("*.");
         String name = wildcard ? dest.substring(2) : dest;
@@ -170,7 +182,7 @@ public final class EgressRule {
         if (wildcard && labels.length < 2) {
             throw bad(rule, "'*." + name + "' is too broad: a pattern needs at least two labels after '*.'");
         }
-        return new EgressRule(action, canonical, name, wildcard, null, from, to, both, tunnel);
+        return new EgressRule(action, canonical, name, wildcard, null, from, to, both, scheme);
     }
 
     private static int port(String rule, String p) {
@@ -194,6 +206,31 @@ public final class EgressRule {
         return action;
     }
 
+    /** The host name, or {@code *.suffix} pattern, of a rule on names; empty for a rule on addresses. */
+    public Optional<String> hostPattern() {
+        return name == null ? Optional.empty() : Optional.of(wildcard ? "*." + name : name);
+    }
+
+    /** The address range of a rule on addresses; empty for a rule on names. */
+    public Optional<IpRange> addressRange() {
+        return Optional.ofNullable(range);
+    }
+
+    /** Which connections the rule covers. */
+    public Scheme scheme() {
+        return scheme;
+    }
+
+    /** True when the rule covers {@code port}. */
+    public boolean coversPort(int port) {
+        return bothWebPorts ? port == 80 || port == 443 : port >= fromPort && port <= toPort;
+    }
+
+    /** True when the rule covers every port ({@code :*}). */
+    public boolean coversAllPorts() {
+        return !bothWebPorts && fromPort == 1 && toPort == 65535;
+    }
+
     /** True for a rule on addresses (an IP or CIDR range) rather than names. */
     public boolean isAddressRule() {
         return range != null;
@@ -201,11 +238,10 @@ public final class EgressRule {
 
     /** True when the rule covers the target's port and protocol (the destination is matched separately). */
     boolean coversPortAndKind(EgressTarget target) {
-        if (tunnel != null && tunnel != target.kind().tunnel()) {
+        if (scheme != Scheme.TCP && (scheme == Scheme.HTTPS) != target.kind().tunnel()) {
             return false;
         }
-        int p = target.port();
-        return bothWebPorts ? p == 80 || p == 443 : p >= fromPort && p <= toPort;
+        return coversPort(target.port());
     }
 
     /** True when this is a name rule matching the target's host name. */
