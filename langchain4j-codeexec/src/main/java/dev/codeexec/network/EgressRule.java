@@ -162,7 +162,13 @@ public final class EgressRule {
         }
         String canonical = (scheme == Scheme.TCP ? "" : scheme.name().toLowerCase(Locale.ROOT) + "://") + rest;
         if (dest.indexOf('/') >= 0 || IpRange.isLiteral(dest)) {
-            return new EgressRule(action, canonical, null, false, IpRange.parse(dest), from, to, both, scheme);
+            IpRange range;
+            try {
+                range = IpRange.parse(dest);
+            } catch (InvalidSpecException e) {
+                throw bad(rule, e.getMessage());
+            }
+            return new EgressRule(action, canonical, null, false, range, from, to, both, scheme);
         }
         boolean wildcard = dest.startsWith("*.");
         String name = wildcard ? dest.substring(2) : dest;
