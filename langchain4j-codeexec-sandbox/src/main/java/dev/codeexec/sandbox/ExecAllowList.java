@@ -7,7 +7,6 @@ import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -55,8 +54,7 @@ final class ExecAllowList {
 
     private static final Logger LOG = LoggerFactory.getLogger(ExecAllowList.class);
 
-    /** The Python that runs the helper; another one (a venv, a build of its own) may lack ctypes. */
-    static final String PYTHON = "/usr/bin/python3";
+    static final String PYTHON = PythonHelper.PYTHON;
     /** Exit code and stderr prefix of the helper when it refused to start the program. */
     static final int GUARD_FAILED = 125;
     static final String MARKER = "codeexec-exec-guard: ";
@@ -70,7 +68,7 @@ final class ExecAllowList {
     /** The scratch directories of a run, bound from the workspace's noexec volume instead of bubblewrap's tmpfs. */
     static final List<String> SCRATCH = List.of("/tmp", "/var/tmp", "/dev/shm");
 
-    private static final String CODE = loadHelper();
+    private static final PythonHelper HELPER = PythonHelper.load("exec-guard.py");
 
     /** Multi-call binaries: one file that is many programs (a shell among them), chosen by the name it runs as. */
     private static final Set<String> MULTI_CALL = Set.of("busybox", "toybox", "coreutils");
@@ -177,11 +175,10 @@ final class ExecAllowList {
 
     /** The helper's argv: every rule and every word of the program a value of its own, nothing spliced into code. */
     static List<String> helperArgv(List<String> rules, List<String> program) {
-        List<String> a = new ArrayList<>(List.of(PYTHON, "-I", "-S", "-c", CODE));
-        a.addAll(rules);
+        List<String> a = new ArrayList<>(rules);
         a.add("--");
         a.addAll(program);
-        return a;
+        return HELPER.argv(a);
     }
 
     /**
@@ -238,7 +235,7 @@ final class ExecAllowList {
         String out;
         int code;
         try {
-            Process p = new ProcessBuilder(PYTHON, "-I", "-S", "-c", CODE, "--probe").redirectErrorStream(true)
+            Process p = new ProcessBuilder(HELPER.argv(List.of("--probe"))).redirectErrorStream(true)
                     .start();
             p.getOutputStream().close();
             out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
@@ -353,17 +350,6 @@ final class ExecAllowList {
             return null;
         } catch (IOException | RuntimeException e) {
             return null;
-        }
-    }
-
-    private static String loadHelper() {
-        try (InputStream in = ExecAllowList.class.getResourceAsStream("exec-guard.py")) {
-            if (in == null) {
-                throw new IllegalStateException("exec-guard.py is missing from the sandbox module");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read exec-guard.py", e);
         }
     }
 

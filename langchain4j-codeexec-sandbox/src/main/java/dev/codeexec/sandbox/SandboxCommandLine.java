@@ -25,8 +25,15 @@ final class SandboxCommandLine {
     /** The seccomp program files, written once per engine into its private state directory. */
     private final Map<NetworkMode, String> seccompFiles = new ConcurrentHashMap<>();
 
+    /**
+     * True when runs go out through the egress proxy: bubblewrap then loads the filter without the Unix-socket rule,
+     * and the run's helper adds the restricted one after it started the forwarder (see {@link SandboxEgress}).
+     */
+    private final boolean egress;
+
     SandboxCommandLine(SandboxPlatform platform, Preflight.Result preflight, Path stateDir, long scratchBytes,
-                       RunLimits runLimits) {
+                       RunLimits runLimits, boolean egress) {
+        this.egress = egress;
         this.platform = platform;
         this.preflight = preflight;
         this.stateDir = stateDir;
@@ -71,7 +78,7 @@ final class SandboxCommandLine {
                     null, true, cmd));
         }
         if (runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED) {
-            String seccomp = seccompFiles.computeIfAbsent(runProfile.network(),
+            String seccomp = seccompFiles.computeIfAbsent(egress ? NetworkMode.ENABLED : runProfile.network(),
                     m -> SeccompFiles.ensure(stateDir, m).toString());
             List<String> bwrapArgv = BwrapCommand.argv(new BwrapCommand.Spec(preflight.bwrap(),
                     runProfile.network() == NetworkMode.RESTRICTED, preflight.proc(), plan.mounts(), scratchBytes,

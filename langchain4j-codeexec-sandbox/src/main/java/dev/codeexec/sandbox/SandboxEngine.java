@@ -6,6 +6,7 @@ import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.CommandAllowListEnforcement;
+import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.ProgramSession;
@@ -20,6 +21,10 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.LauncherThreads;
+import dev.codeexec.network.EgressApprover;
+import dev.codeexec.network.EgressPolicy;
+import dev.codeexec.network.EgressProxy;
+import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
@@ -37,6 +42,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -95,6 +101,8 @@ public final class SandboxEngine extends AbstractEngine {
     /** Every run's limits: the host's enforceable defaults, overridden field by field by the builder's. */
     private final ResourceLimits defaultLimits;
     private final SandboxRunPlanner planner;
+    /** The egress proxy of an engine with an egress policy, or null. */
+    private final SandboxEgress egress;
     private final WorkspaceGates gates = new WorkspaceGates();
     /**
      * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
@@ -138,7 +146,10 @@ public final class SandboxEngine extends AbstractEngine {
             throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
         }
         LoopVolumes vols = null;
+        SandboxEgress out = null;
         try {
+            out = SandboxEgress.forEngine(b.egressPolicy, b.egressProxy, platform, profile);
+            this.egress = out;
             vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir, b.allowListBy != null);
             this.volumes = vols;
             this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"),
@@ -165,15 +176,16 @@ public final class SandboxEngine extends AbstractEngine {
                     : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
             Capabilities caps = SandboxCapabilities.of(platform, profile, cgroups, runLimits.processesByRlimit(),
                     volumes != null);
-            this.capabilities = allowList == null ? caps : caps.toBuilder()
-                    .commandAllowListEnforcement(CommandAllowListEnforcement.KERNEL).build();
+            this.capabilities = caps.toBuilder().egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
+                    .commandAllowListEnforcement(allowList == null ? caps.commandAllowListEnforcement()
+                            : CommandAllowListEnforcement.KERNEL).build();
             capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
             this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
             SandboxRunPlanner.validateLimits(defaultLimits);
             this.planner = new SandboxRunPlanner(profile, environment(), sandboxRoot, runsDir, cgroups,
-                    new SandboxCommandLine(platform, preflight, stateDir, scratchBytes, runLimits),
+                    new SandboxCommandLine(platform, preflight, stateDir, scratchBytes, runLimits, egress != null),
                     HostProcessChannel.wrapped().startingOn(launchers),
-                    HostProcessChannel.direct().startingOn(launchers), volumes, allowList);
+                    HostProcessChannel.direct().startingOn(launchers), volumes, allowList, egress);
             AccessDecision access = planner.access();
             this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
                     .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user, profile);
@@ -181,6 +193,9 @@ public final class SandboxEngine extends AbstractEngine {
             launchers.shutdown();
             if (vols != null) {
                 vols.close();
+            }
+            if (out != null) {
+                out.close();
             }
             cleanupRoot();
             throw e;
@@ -244,8 +259,19 @@ public final class SandboxEngine extends AbstractEngine {
                     manager.cleanup(workspace);
                 });
                 gates.forget(workspace);
+                if (egress != null) {
+                    egress.closeWorkspace(workspace.id());
+                }
             }
         };
+    }
+
+    /**
+     * The engine's egress (built with {@link Builder#egress}): its policy, and each workspace's gate, where a
+     * workspace's policy can be narrowed ({@link WorkspaceEgress#narrow}). Empty without an egress policy.
+     */
+    public Optional<WorkspaceEgress> egress() {
+        return Optional.ofNullable(egress).map(SandboxEgress::egress);
     }
 
     @Override
@@ -298,7 +324,7 @@ public final class SandboxEngine extends AbstractEngine {
 
     private SandboxRun plan(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
-        return planner.plan(fs.resolver(ws), fs.readOnlyPaths(ws), spec,
+        return planner.plan(ws.id(), fs.resolver(ws), fs.readOnlyPaths(ws), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), user);
     }
 
@@ -377,7 +403,7 @@ public final class SandboxEngine extends AbstractEngine {
         for (String d : WorkspaceLayout.DIRECTORIES) {
             owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
         }
-        return SandboxRun.runReplanningOnHostChange(() -> planner.plan(resolver, Set.of(), spec,
+        return SandboxRun.runReplanningOnHostChange(() -> planner.plan(dir.toString(), resolver, Set.of(), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
                 this::run);
     }
@@ -404,6 +430,9 @@ public final class SandboxEngine extends AbstractEngine {
         RuntimeException failure = attempt(null, manager::close);
         if (volumes != null) {
             volumes.close();
+        }
+        if (egress != null) {
+            failure = attempt(failure, egress::close);
         }
         launchers.shutdown();
         if (cgroups != null) {
@@ -442,6 +471,8 @@ public final class SandboxEngine extends AbstractEngine {
         private CommandPolicy deniedBy;
         private CommandPolicy allowListBy;
         private java.time.Duration launcherKeepAlive;
+        private EgressPolicy egressPolicy;
+        private EgressProxy.Builder egressProxy;
 
         private Builder() {
         }
@@ -576,6 +607,31 @@ public final class SandboxEngine extends AbstractEngine {
          */
         public Builder enforceAllowList(CommandPolicy policy) {
             this.allowListBy = policy;
+            return this;
+        }
+
+        /**
+         * Lets programs reach the hosts {@code policy} allows, and nothing else: the network stays restricted (own
+         * namespace, loopback only, no DNS) and the engine's egress proxy, reached through a socket bound into each
+         * sandbox, is the only way out. Every common client is pointed at it by the run's environment
+         * ({@code HTTP(S)_PROXY}, {@code ALL_PROXY}, {@code JAVA_TOOL_OPTIONS}, ...). {@code describe().egressControl()}
+         * is then {@link EgressControl#PROXY}. See {@code docs/network.md}. Default: none.
+         *
+         * @throws UnsupportedCapabilityException at {@link #build()} without bubblewrap, a managed profile or
+         *                                        {@code /usr/bin/python3} (which starts each run's forwarder)
+         * @throws InvalidSpecException           at {@link #build()} when the profile enables the network
+         */
+        public Builder egress(EgressPolicy policy) {
+            this.egressPolicy = policy;
+            return this;
+        }
+
+        /**
+         * Configures the egress proxy the engine builds and owns: its resolver, its {@link EgressApprover} for hosts
+         * no rule covers, its per-workspace limits and its listeners. Default: {@link EgressProxy#builder()}.
+         */
+        public Builder egressProxy(EgressProxy.Builder proxy) {
+            this.egressProxy = proxy;
             return this;
         }
 

@@ -36,11 +36,15 @@ final class SandboxRun extends PreparedRun {
     private final String runFolder;
     /** True when the program was started by the command allow list's helper (see {@link ExecAllowList}). */
     private final boolean allowListed;
+    /** The run as the workspace's egress counts it (see {@link SandboxEgress}), or null. */
+    private final AutoCloseable egressRun;
 
     SandboxRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, Path runDir,
-               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder, boolean allowListed) {
+               boolean viaBwrap, Path workspace, SandboxLayout.Plan plan, String runFolder, boolean allowListed,
+               AutoCloseable egressRun) {
         super(channel, launch);
         this.allowListed = allowListed;
+        this.egressRun = egressRun;
         this.runFolder = runFolder;
         this.group = group;
         this.runDir = runDir;
@@ -121,16 +125,27 @@ final class SandboxRun extends PreparedRun {
             status = ""; // nothing reported: the program did not start
         }
         RunResult checked = SetupStatus.check(r, status, viaBwrap, workspace);
+        checked = egressRun == null ? checked : SandboxEgress.check(checked);
         return allowListed ? ExecAllowList.check(checked) : checked;
     }
 
     @Override
     public void release() {
-        release(group, plan, runDir);
+        release(group, plan, runDir, egressRun);
     }
 
-    /** Releases what a run planned: its control group, the layout's placeholders, its private directory. */
-    static void release(Cgroups.RunGroup group, SandboxLayout.Plan plan, Path runDir) {
+    /**
+     * Releases what a run planned: its control group, the layout's placeholders, its private directory, its count in
+     * the workspace's egress.
+     */
+    static void release(Cgroups.RunGroup group, SandboxLayout.Plan plan, Path runDir, AutoCloseable egressRun) {
+        try {
+            if (egressRun != null) {
+                egressRun.close();
+            }
+        } catch (Exception e) {
+            LOG.warn("could not end a run's egress connections: {}", e.toString());
+        }
         try {
             if (group != null) {
                 group.close();

@@ -47,12 +47,16 @@ final class SandboxRunPlanner {
     private final ProtectedNameScanner protectedNames = new ProtectedNameScanner();
     /** The command allow list the kernel enforces on every run, or null. */
     private final ExecAllowList allowList;
+    /** The egress proxy every run's connections go through, or null. */
+    private final SandboxEgress egress;
 
     SandboxRunPlanner(PermissionProfile profile, RunEnvironment environment, Path sandboxRoot, Path runsDir,
                       Cgroups cgroups, SandboxCommandLine commandLine, HostProcessChannel wrappedChannel,
-                      HostProcessChannel directChannel, LoopVolumes volumes, ExecAllowList allowList) {
+                      HostProcessChannel directChannel, LoopVolumes volumes, ExecAllowList allowList,
+                      SandboxEgress egress) {
         this.volumes = volumes;
         this.allowList = allowList;
+        this.egress = egress;
         this.profile = profile;
         this.access = new AccessDecision(profile);
         this.environment = environment;
@@ -84,7 +88,7 @@ final class SandboxRunPlanner {
      * @throws PolicyViolationException    when the profile hides the working directory or refuses the layout
      * @throws BackendUnavailableException when the run's control group cannot be made
      */
-    SandboxRun plan(PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
+    SandboxRun plan(String workspaceId, PathResolver resolver, Set<String> readOnlyPaths, RunProgramSpec spec,
                     AdditionalPermissions extra, ResourceLimits limits, int outputCap, SandboxUser user) {
         validateLimits(limits);
         if (allowList != null && !(extra.readPaths().isEmpty() && extra.writePaths().isEmpty())) {
@@ -92,6 +96,10 @@ final class SandboxRunPlanner {
                     + "enforced in the kernel: a granted path could hold or receive a program the loader runs");
         }
         PermissionProfile runProfile = extra.applyTo(profile);
+        if (egress != null && runProfile.network() != NetworkMode.RESTRICTED) {
+            throw new InvalidSpecException("a run cannot enable the network where an egress policy holds: its "
+                    + "programs reach the hosts the policy allows through the proxy");
+        }
         if (profile.enforcement() == PermissionProfile.Enforcement.MANAGED && !readOnlyPaths.isEmpty()) {
             runProfile = runProfile.withReadPaths(readOnlyPaths.toArray(String[]::new));
         }
@@ -112,10 +120,14 @@ final class SandboxRunPlanner {
             runtime.put("LOGNAME", name);
         }
         Map<String, String> env = environment.forRun(spec, runtime);
+        if (egress != null) {
+            env.putAll(egress.environment()); // the model's own proxy settings would lead nowhere
+        }
 
         Path privateDir = runsDir.resolve(UUID.randomUUID().toString());
         Cgroups.RunGroup group = null;
         SandboxLayout.Plan plan = null;
+        AutoCloseable egressRun = null;
         try {
             boolean managed = runProfile.enforcement() == PermissionProfile.Enforcement.MANAGED;
             // Only bubblewrap mounts: a path-based sandbox (Seatbelt) has nothing to pin.
@@ -137,6 +149,9 @@ final class SandboxRunPlanner {
                 }
                 plan = plan.withScratch(ExecAllowList.scratchMounts(volumePins.dir()));
             }
+            if (egress != null) {
+                plan = plan.withMounts(egress.mounts(plan, workspaceId));
+            }
             SandboxLayout.Plan layout = plan;
             List<String> program = new ArrayList<>();
             program.add(CommandLookup.resolve(spec.cmd(), env.get("PATH"), cwd.toString(),
@@ -144,6 +159,9 @@ final class SandboxRunPlanner {
             program.addAll(spec.args());
             if (allowList != null) {
                 program = new ArrayList<>(allowList.wrap(program, root));
+            }
+            if (egress != null) {
+                program = egress.wrap(program);
             }
 
             // A group of its own for every run where the host has one: the CPU share, and memory and processes.
@@ -168,10 +186,11 @@ final class SandboxRunPlanner {
             // whose death ends the namespace at once (--die-with-parent).
             ProgramLaunch launch = new ProgramLaunch(argv, launchEnv, cwd.toString(), spec.stdin(), spec.timeout(),
                     outputCap, spec.outputListener());
+            egressRun = egress == null ? null : egress.run(workspaceId);
             return new SandboxRun(viaBwrap ? wrappedChannel : directChannel, launch, group, privateDir, viaBwrap,
-                    root, plan, RunHistory.folderName(place.runDir()), allowList != null);
+                    root, plan, RunHistory.folderName(place.runDir()), allowList != null, egressRun);
         } catch (RuntimeException e) {
-            SandboxRun.release(group, plan, privateDir);
+            SandboxRun.release(group, plan, privateDir, egressRun);
             throw e;
         }
     }

@@ -37,7 +37,7 @@ class EgressProxyTest {
     }
 
     @BeforeEach
-    void start() throws IOException {
+    void start() throws Exception {
         internet = new FakeInternet();
     }
 
@@ -212,7 +212,7 @@ class EgressProxyTest {
                 assertThat(c.send(request).head()).as(request).startsWith("HTTP/1.1 400 ");
             }
         }
-        assertThat(internet.httpRequests.get()).isZero();
+        assertThat(internet.requests.get()).isZero();
         try (ProxyClient c = new ProxyClient(gate.port())) {
             c.send("GET " + url + " HTTP/1.1\r\nHost: allowed.test:" + internet.httpPort() + "\r\n\r\n");
             assertThat(c.rest()).startsWith("HTTP/1.1 200 ").endsWith("hello allowed.test:" + internet.httpPort()
