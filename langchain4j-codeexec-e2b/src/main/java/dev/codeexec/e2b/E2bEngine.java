@@ -704,8 +704,8 @@ public final class E2bEngine extends AbstractEngine {
         }
 
         /**
-         * @throws E2bAuthenticationException     when no API key is set
-         * @throws InvalidSpecException            for settings out of range or at odds
+         * @throws E2bAuthenticationException when no API key is set
+         * @throws InvalidSpecException       for settings out of range or at odds with each other
          * @throws dev.codeexec.engine.UnsupportedCapabilityException for an egress policy E2B cannot enforce
          */
         public E2bEngine build() {
