@@ -82,6 +82,11 @@ public final class E2bControlPlane implements AutoCloseable {
      * @throws E2bTemplateNotFoundException when the template does not exist for this key
      */
     public E2bSandbox create(SandboxSpec spec) {
+        return create(spec, null);
+    }
+
+    /** {@link #create(SandboxSpec)} with E2B's egress controls for a policy ({@code null}: none). */
+    E2bSandbox create(SandboxSpec spec, E2bEgress egress) {
         String what = "create a sandbox from template '" + spec.template() + "'";
         String tag = java.util.UUID.randomUUID().toString();
         ObjectNode body = Json.object();
@@ -90,6 +95,9 @@ public final class E2bControlPlane implements AutoCloseable {
         body.put("autoPause", spec.autoPause());
         body.put("secure", spec.secure());
         body.put("allow_internet_access", spec.allowInternetAccess());
+        if (egress != null) {
+            egress.writeTo(body);
+        }
         ObjectNode meta = body.putObject("metadata");
         spec.metadata().forEach(meta::put);
         meta.put(CREATE_TAG, tag);

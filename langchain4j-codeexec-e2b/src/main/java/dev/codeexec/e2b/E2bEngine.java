@@ -5,6 +5,7 @@ import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.CodeLanguage;
 import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.InvalidSpecException;
@@ -22,6 +23,7 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
@@ -63,7 +65,8 @@ import org.slf4j.LoggerFactory;
  * <p>What it enforces:
  * <ul>
  *   <li>the VM is the boundary ({@link Isolation#REMOTE_VM}); internet access is <strong>off</strong> unless
- *       {@link Builder#internetAccess(boolean)} turns it on;</li>
+ *       {@link Builder#internetAccess(boolean)} turns it on, or {@link Builder#egress(EgressPolicy)} hands E2B's
+ *       firewall the hosts programs may reach;</li>
  *   <li>each run is one envd process in a PID namespace of its own, as the workspace user, with exactly the run's
  *       environment ({@code env -i}); a timeout kills the whole namespace, daemons included (envd's own
  *       {@code SendSignal}); envd's deadline is a backstop if this engine is gone;</li>
@@ -128,12 +131,13 @@ public final class E2bEngine extends AbstractEngine {
         WorkspaceMode mode = b.sharedSandboxId != null ? WorkspaceMode.SHARED_SANDBOX
                 : b.mode == null ? WorkspaceMode.SANDBOX_PER_WORKSPACE : b.mode;
         boolean interpreter = b.codeInterpreter != null ? b.codeInterpreter : template.startsWith("code-interpreter");
+        E2bEgress egress = b.egress == null ? null : E2bEgress.forEngine(b.egress, b.internetAccess, b.sharedSandboxId);
         this.settings = new E2bSettings(template, ttl, mode, b.internetAccess, b.metadata, b.envVars, user, base,
-                interpreter, b.sharedSandboxId, b.secure);
+                interpreter, b.sharedSandboxId, b.secure, egress);
         this.http = new E2bHttp(config);
         this.control = new E2bControlPlane(http);
         this.workspaces = new E2bWorkspaces(settings, control, http, engineId);
-        boolean network = b.internetAccess;
+        boolean network = egress != null ? egress.allowInternetAccess() : b.internetAccess;
         try {
             workspaces.connectShared();
             if (b.sharedSandboxId != null) {
@@ -160,12 +164,15 @@ public final class E2bEngine extends AbstractEngine {
                 .interactive(true)
                 .enforcedLimits(EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE, ResourceLimit.OPEN_FILES))
                 .maxDiskBytes(false)
+                .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROVIDER)
                 .build();
-        if (network) {
+        if (egress != null) {
+            LOG.info("E2bEngine: egress policy ({}) handed to E2B's firewall as {}", b.egress, egress);
+        } else if (network) {
             LOG.warn("E2bEngine: programs in its sandboxes can reach the internet");
         }
         LOG.info("E2bEngine {} on {} (template {}, {}, internet {})", engineId.substring(0, 8), config.apiUrl(),
-                template, mode, network ? "on" : "off");
+                template, mode, settings.network());
     }
 
     public static Builder builder() {
@@ -541,6 +548,7 @@ public final class E2bEngine extends AbstractEngine {
         private Boolean codeInterpreter;
         private String sharedSandboxId;
         private boolean secure = true;
+        private EgressPolicy egress;
 
         private Builder() {
             hostEnvironment(Map.of());
@@ -630,6 +638,24 @@ public final class E2bEngine extends AbstractEngine {
             return this;
         }
 
+        /**
+         * The hosts programs may reach, enforced by E2B's own firewall: the policy is turned into E2B's
+         * {@code allow_internet_access} and {@code network.allowOut} / {@code denyOut} when each sandbox is created,
+         * and {@link Capabilities#egressControl()} is {@link EgressControl#PROVIDER}. E2B's rules are coarser than
+         * the policy's; what it cannot express is refused at {@link #build()} with
+         * {@link dev.codeexec.engine.UnsupportedCapabilityException} naming the rule, never widened: deny rules on
+         * names, allow rules on names restricted to ports or a scheme (E2B matches names on ports 80 and 443 only),
+         * allow rules on addresses not written for every port ({@code 1.2.3.0/24:*}), IPv6 rules, deny rules that
+         * allowed addresses or names would override, narrowed policies. Approval of unknown hosts and per-connection
+         * events and limits need a proxy of ours and are not available. Not together with
+         * {@link #internetAccess(boolean) internetAccess(true)} nor {@link #sharedSandbox(String)}. See
+         * {@code docs/e2b.md}, "Egress policy".
+         */
+        public Builder egress(EgressPolicy policy) {
+            this.egress = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
         /** Metadata added to every sandbox the engine creates (besides its own {@code dev.codeexec.*} keys). */
         public Builder metadata(Map<String, String> metadata) {
             this.metadata.putAll(metadata);
@@ -679,7 +705,8 @@ public final class E2bEngine extends AbstractEngine {
 
         /**
          * @throws E2bAuthenticationException when no API key is set
-         * @throws InvalidSpecException       for settings out of range
+         * @throws InvalidSpecException       for settings out of range or at odds with each other
+         * @throws dev.codeexec.engine.UnsupportedCapabilityException for an egress policy E2B cannot enforce
          */
         public E2bEngine build() {
             return new E2bEngine(this);

@@ -175,9 +175,9 @@ final class E2bWorkspaces implements WorkspaceManager {
         meta.put(LABEL_WORKSPACE, workspaceLabel);
         E2bSandbox info = control.create(SandboxSpec.builder(settings.template())
                 .timeout(settings.sandboxTimeout()).metadata(meta).envVars(settings.envVars())
-                .allowInternetAccess(settings.internetAccess()).secure(settings.secure()).build());
+                .allowInternetAccess(settings.internetAccess()).secure(settings.secure()).build(), settings.egress());
         LOG.info("E2B sandbox {} created from template {} (internet {}, timeout {} s)", info.sandboxId(),
-                settings.template(), settings.internetAccess() ? "on" : "off", settings.sandboxTimeout().toSeconds());
+                settings.template(), settings.network(), settings.sandboxTimeout().toSeconds());
         renewedAt.put(info.sandboxId(), System.nanoTime());
         try {
             return new Sandbox(info, http, control, true, workspaceLabel);
