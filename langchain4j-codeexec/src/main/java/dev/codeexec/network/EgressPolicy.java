@@ -79,6 +79,14 @@ public final class EgressPolicy {
         return rules;
     }
 
+    /**
+     * True for a policy made by {@link #narrowedBy}: its {@link #rules()} are only its own part, and a connection
+     * must also pass the narrower's.
+     */
+    public boolean isNarrowed() {
+        return narrower != null;
+    }
+
     /** True when connections no rule covers are allowed (a deny-list policy). */
     public boolean allowsOthers() {
         return allowOthers;
