@@ -26,7 +26,8 @@ import javax.net.ssl.SSLContext;
  * Servers on {@value #ADDRESS} of this host that stand in for hosts on the internet, reached only through the proxy
  * with names a fixed resolver maps to them ({@link #resolver()}): an HTTP server and an HTTPS server (a self-signed
  * certificate made with the JDK's {@code keytool}) answering {@code hello <Host> <path>}, redirecting
- * {@code /redirect?<url>}, and serving the files of {@link #files()} under {@code /files/}; and a TCP echo server
+ * {@code /redirect?<url>}, and serving the files of {@link #files()} under {@code /files/} (a directory by its
+ * {@code index.html}); and a TCP echo server
  * counting its connections.
  */
 public final class FakeInternet implements AutoCloseable {
@@ -101,10 +102,15 @@ public final class FakeInternet implements AutoCloseable {
             }
             if (path.startsWith("/files/")) {
                 Path f = files.resolve(path.substring("/files/".length())).normalize();
+                if (Files.isDirectory(f)) {
+                    f = f.resolve("index.html"); // a package index's project page
+                }
                 if (!f.startsWith(files) || !Files.isRegularFile(f)) {
                     ex.sendResponseHeaders(404, -1);
                     return;
                 }
+                ex.getResponseHeaders().add("Content-Type", f.toString().endsWith(".html") ? "text/html"
+                        : "application/octet-stream");
                 ex.sendResponseHeaders(200, Files.size(f));
                 try (OutputStream o = ex.getResponseBody()) {
                     Files.copy(f, o);
