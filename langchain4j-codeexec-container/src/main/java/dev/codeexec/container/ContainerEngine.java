@@ -1,6 +1,7 @@
 package dev.codeexec.container;
 
 import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.ResourceLimit;
@@ -11,6 +12,9 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.network.EgressPolicy;
+import dev.codeexec.network.EgressProxy;
+import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
@@ -28,6 +32,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -89,6 +94,8 @@ public final class ContainerEngine extends AbstractEngine {
     private final ContainerWorkspaces workspaces;
     /** The workspaces' volumes of this host (their disk quota), or null. */
     private final ContainerVolumes volumes;
+    /** The egress proxy of an engine with an egress policy, or null. */
+    private final ContainerEgress egress;
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
     private final String engineId = UUID.randomUUID().toString();
@@ -123,17 +130,23 @@ public final class ContainerEngine extends AbstractEngine {
         this.helperUser = settings.uid() + ":" + settings.gid();
         this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
         ContainerVolumes vols = null;
+        ContainerEgress out = null;
         try {
             docker.requireReachable();
+            out = ContainerEgress.forEngine(b.egressPolicy, b.egressProxy, b.network, poolSize, docker.host());
+            this.egress = out;
             vols = ContainerVolumes.forEngine(b.diskQuota, docker.host(), settings.gid());
             this.volumes = vols;
-            this.workspaces = new ContainerWorkspaces(docker, settings, engineId, volumes);
+            this.workspaces = new ContainerWorkspaces(docker, settings, engineId, volumes, egress);
             if (b.sweepLeftovers) {
                 workspaces.sweepLeftovers();
             }
         } catch (RuntimeException e) {
             if (vols != null) {
                 vols.close();
+            }
+            if (out != null) {
+                out.close();
             }
             docker.close();
             throw e;
@@ -150,6 +163,7 @@ public final class ContainerEngine extends AbstractEngine {
                 .interactive(true)
                 .enforcedLimits(EnumSet.allOf(ResourceLimit.class))
                 .diskQuota(volumes != null)
+                .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
                 .build();
         if (b.network) {
             LOG.warn("ContainerEngine: workspace containers get a network (bridge); programs can reach it");
@@ -187,6 +201,11 @@ public final class ContainerEngine extends AbstractEngine {
     @Override
     public Capabilities describe() {
         return capabilities;
+    }
+
+    /** The engine's egress (built with {@link Builder#egress}); empty without an egress policy. */
+    public Optional<WorkspaceEgress> egress() {
+        return Optional.ofNullable(egress).map(ContainerEgress::egress);
     }
 
     /** This engine instance's id, the value of the {@code dev.codeexec.engine} label on its containers. */
@@ -246,6 +265,9 @@ public final class ContainerEngine extends AbstractEngine {
         String runDir = WorkspaceLayout.newRunDir();
         Map<String, String> env = environment().forRun(spec,
                 RunEnvironment.runtimeVariables(ContainerWorkspaces.ROOT, runDir, true));
+        if (egress != null) {
+            env.putAll(egress.environment()); // the model's own proxy settings would lead nowhere
+        }
         long gid = nextGid.incrementAndGet();
         String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
         List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
@@ -338,6 +360,9 @@ public final class ContainerEngine extends AbstractEngine {
         if (volumes != null) {
             failure = attempt(failure, volumes::close);
         }
+        if (egress != null) {
+            failure = attempt(failure, egress::close);
+        }
         failure = attempt(failure, docker::close);
         if (failure != null) {
             throw failure;
@@ -367,8 +392,26 @@ public final class ContainerEngine extends AbstractEngine {
         private Long openFilesRlimit;
         private Long processesRlimit;
         private Long diskQuota;
+        private EgressPolicy egressPolicy;
+        private EgressProxy.Builder egressProxy;
 
         private Builder() {
+        }
+
+        /**
+         * Lets programs reach the hosts {@code policy} allows, and nothing else: containers get no network, and the
+         * engine's egress proxy, whose socket is bound into each, is the only way out ({@code docs/network.md}).
+         * Needs the Docker engine on this host, python3 in the image and no pool.
+         */
+        public Builder egress(EgressPolicy policy) {
+            this.egressPolicy = policy;
+            return this;
+        }
+
+        /** Configures the egress proxy the engine builds and owns (resolver, approver, limits, listeners). */
+        public Builder egressProxy(EgressProxy.Builder proxy) {
+            this.egressProxy = proxy;
+            return this;
         }
 
         /** The workspace image, present on the engine (never pulled); required. */

@@ -82,11 +82,14 @@ final class ContainerWorkspaces implements WorkspaceManager {
 
     /** The workspaces' volumes (their disk quota), or null when each container has an anonymous Docker volume. */
     private final ContainerVolumes volumes;
+    /** The egress proxy the containers go out through, or null. */
+    private final ContainerEgress egress;
 
     ContainerWorkspaces(DockerConnection docker, ContainerSettings settings, String engineId,
-                        ContainerVolumes volumes) {
+                        ContainerVolumes volumes, ContainerEgress egress) {
         this.docker = docker;
         this.volumes = volumes;
+        this.egress = egress;
         this.settings = settings;
         this.engineId = engineId;
         if (settings.poolSize() > 0) {
@@ -169,6 +172,9 @@ final class ContainerWorkspaces implements WorkspaceManager {
                 } else {
                     docker.control().startContainerCmd(c.id).exec();
                 }
+                if (egress != null) {
+                    egress.startForwarder(docker, c.id); // its processes, the forwarder among them, are gone
+                }
                 LOG.warn("workspace {}: its container had stopped (exit code {}, for example after a Docker engine "
                         + "restart) and was started again; its files are kept, the processes it ran are gone",
                         ws.id(), state == null ? null : state.getExitCodeLong());
@@ -186,8 +192,14 @@ final class ContainerWorkspaces implements WorkspaceManager {
     @Override
     public void cleanup(Workspace ws) {
         WorkspaceContainer c = byWorkspace.remove(ws.id());
-        if (c != null) {
-            remove(c.id);
+        try {
+            if (c != null) {
+                remove(c.id);
+            }
+        } finally {
+            if (egress != null) {
+                egress.closeWorkspace(ws.id());
+            }
         }
     }
 
@@ -215,12 +227,19 @@ final class ContainerWorkspaces implements WorkspaceManager {
             tmpfs.put("/tmp", "rw,nosuid,nodev,size=64m");
         }
         String name = "codeexec-" + engineId.substring(0, 8) + "-" + UUID.randomUUID().toString().substring(0, 12);
+        List<Bind> binds = new ArrayList<>();
+        if (egress != null) {
+            binds.add(egress.bind(workspaceLabel));
+        }
         if (volumes != null) {
-            host.withBinds(new Bind(volumes.create(name, maxBytes).toString(), new Volume(VOLUME)));
+            binds.add(new Bind(volumes.create(name, maxBytes).toString(), new Volume(VOLUME)));
             // The runs' control files never need the workspace's room: a full workspace must not stop the run that
             // frees it.
             tmpfs.put(CONTROL, "rw,nosuid,nodev,noexec,size=1m,mode=0700,uid=" + settings.uid() + ",gid="
                     + settings.gid());
+        }
+        if (!binds.isEmpty()) {
+            host.withBinds(binds);
         }
         if (!tmpfs.isEmpty()) {
             host.withTmpFs(tmpfs);
@@ -267,6 +286,9 @@ final class ContainerWorkspaces implements WorkspaceManager {
             }
             docker.control().startContainerCmd(id).exec();
             putLayout(id);
+            if (egress != null) {
+                egress.startForwarder(docker, id);
+            }
             if (volumes != null) {
                 volumes.requireSeen(name);
             }

@@ -1,17 +1,15 @@
 package dev.codeexec.sandbox;
 
-import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
-import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.network.EgressBridge;
 import dev.codeexec.network.EgressEnvironment;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -19,8 +17,8 @@ import java.util.Map;
  * The egress policy on bubblewrap: programs keep their own network namespace (loopback only, no DNS), and their one
  * way out is the engine's egress proxy, whose per-workspace socket is bound into the sandbox at {@value #DIR}.
  *
- * <p>Each run starts with a helper ({@code egress-bridge.py}, the host's {@code python3}) that listens on
- * {@code 127.0.0.1:}{@value #PORT} inside the sandbox, leaves a forwarder behind that carries each connection to the
+ * <p>Each run starts with the {@link EgressBridge} (the host's {@code python3}) that listens on
+ * {@code 127.0.0.1:3128} inside the sandbox, leaves a forwarder behind that carries each connection to the
  * socket, and only then installs the restricted seccomp program (Unix-domain sockets refused) before it executes the
  * program. So bubblewrap itself loads the filter without that rule, the program runs under both, and the forwarder,
  * started before, is the only process that can reach the socket. The run's environment points every common client at
@@ -31,15 +29,8 @@ import java.util.Map;
  */
 final class SandboxEgress implements AutoCloseable {
 
-    /** The forwarder's port on the sandbox's loopback. */
-    static final int PORT = 3128;
     /** Where the workspace's gate directory (holding the proxy's socket) is bound, under the hidden /run. */
     static final String DIR = "/run/codeexec-egress";
-    /** Exit code and stderr prefix of the helper when it refused to start the program. */
-    static final int BRIDGE_FAILED = 125;
-    static final String MARKER = "codeexec-egress: ";
-
-    private static final PythonHelper HELPER = PythonHelper.load("egress-bridge.py");
 
     private final WorkspaceEgress egress;
     /** The restricted seccomp program in hexadecimal, an argument of the helper (it is no secret). */
@@ -103,15 +94,12 @@ final class SandboxEgress implements AutoCloseable {
 
     /** The variables that send every common client through the forwarder. */
     Map<String, String> environment() {
-        return EgressEnvironment.variables(PORT);
+        return EgressEnvironment.variables(EgressBridge.PORT);
     }
 
     /** The program argv of a run: the helper, then the program. */
     List<String> wrap(List<String> program) {
-        List<String> args = new ArrayList<>(List.of(Integer.toString(PORT), DIR + "/" + WorkspaceEgress.SOCKET,
-                seccomp, "--"));
-        args.addAll(program);
-        return HELPER.argv(args);
+        return EgressBridge.argv(PythonHelper.PYTHON, DIR + "/" + WorkspaceEgress.SOCKET, seccomp, program);
     }
 
     /** Counts a run of a workspace (its connections end when its last run does). */
@@ -122,20 +110,6 @@ final class SandboxEgress implements AutoCloseable {
     /** Closes a removed workspace's gate. */
     void closeWorkspace(String workspaceId) {
         egress.closeWorkspace(workspaceId);
-    }
-
-    /**
-     * Refuses a result whose program the helper did not start.
-     *
-     * @throws BackendUnavailableException when the run's way out could not be set up (nothing ran)
-     */
-    static RunResult check(RunResult r) {
-        if (r.exitCode() == BRIDGE_FAILED && !r.timedOut() && r.stderr().startsWith(MARKER)) {
-            String reason = r.stderr().lines().findFirst().orElse("").substring(MARKER.length());
-            throw new BackendUnavailableException("the egress proxy could not be set up for the run (" + reason
-                    + "). Nothing ran.");
-        }
-        return r;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.codeexec.sandbox;
 
+import dev.codeexec.network.EgressBridge;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.internal.host.Cgroups;
@@ -125,7 +126,7 @@ final class SandboxRun extends PreparedRun {
             status = ""; // nothing reported: the program did not start
         }
         RunResult checked = SetupStatus.check(r, status, viaBwrap, workspace);
-        checked = egressRun == null ? checked : SandboxEgress.check(checked);
+        checked = egressRun == null ? checked : EgressBridge.check(checked);
         return allowListed ? ExecAllowList.check(checked) : checked;
     }
 

@@ -105,15 +105,22 @@ final class EgressConnection implements Runnable {
             if (!send(first, upstream, up)) {
                 return;
             }
+            boolean headRequest = request.headRequest();
             carriers.incrementAndGet();
             try {
-                gate.proxy().threads.execute(this::carryDown);
+                gate.proxy().threads.execute(kind.tunnel() ? this::carryDown : () -> carryResponse(headRequest));
             } catch (RuntimeException e) {
                 carriers.decrementAndGet();
                 end();
                 return;
             }
-            carry(client, upstream, up, true);
+            if (kind.tunnel()) {
+                carry(client, upstream, up);
+            } else {
+                // One request: its body, and not a byte more (a second request would skip the decision).
+                HttpFraming.body(new HttpFraming.Source(client, request.body(), this::active),
+                        b -> send(b, upstream, up), request.bodyLength());
+            }
         } catch (IOException | RuntimeException e) {
             // the program or the host went away, or the gate ended the connection
         } finally {
@@ -186,9 +193,26 @@ final class EgressConnection implements Runnable {
         return null;
     }
 
+    private void active() {
+        lastActivity = System.nanoTime();
+    }
+
+    /** Plain HTTP: the host's one response, then the end of the connection. */
+    private void carryResponse(boolean headRequest) {
+        try {
+            HttpFraming.response(new HttpFraming.Source(upstream, ByteBuffer.allocate(0), this::active),
+                    b -> send(b, client, down), headRequest);
+        } catch (IOException | RuntimeException e) {
+            // ended
+        } finally {
+            end();
+            finish();
+        }
+    }
+
     private void carryDown() {
         try {
-            carry(upstream, client, down, false);
+            carry(upstream, client, down);
         } catch (IOException | RuntimeException e) {
             // ended
         } finally {
@@ -196,12 +220,8 @@ final class EgressConnection implements Runnable {
         }
     }
 
-    /**
-     * Carries bytes from one side to the other until the source is done, then half-closes the other side (a plain
-     * HTTP exchange ends with the host's answer: the whole connection ends).
-     */
-    private void carry(SocketChannel from, SocketChannel to, AtomicLong counter, boolean fromProgram)
-            throws IOException {
+    /** Carries a tunnel's bytes from one side to the other until the source is done, then half-closes the other. */
+    private void carry(SocketChannel from, SocketChannel to, AtomicLong counter) throws IOException {
         ByteBuffer buf = ByteBuffer.allocate(BUFFER);
         while (!ended.get()) {
             buf.clear();
@@ -215,14 +235,10 @@ final class EgressConnection implements Runnable {
                 return;
             }
         }
-        if (!fromProgram && target.kind() == EgressTarget.Kind.HTTP) {
+        try {
+            to.shutdownOutput();
+        } catch (IOException e) {
             end();
-        } else {
-            try {
-                to.shutdownOutput();
-            } catch (IOException e) {
-                end();
-            }
         }
     }
 

@@ -21,11 +21,22 @@ import java.util.Locale;
  * {@code Content-Length}s, an {@code Upgrade} on plain HTTP, an {@code https://} URL in absolute form, or a
  * {@code Host} header naming another host than the URL are all refused before any connection is made.
  *
- * @param target   where the program asked to go
- * @param upstream bytes to send the host first: the rewritten request head of plain HTTP (origin form,
- *                 {@code Connection: close}, proxy headers removed) followed by what the program sent after its head
+ * @param target      where the program asked to go
+ * @param upstream    bytes to send the host first: for plain HTTP the rewritten request head (origin form,
+ *                    {@code Connection: close}, proxy headers removed); for a tunnel what the program sent after its
+ *                    request
+ * @param body        plain HTTP: what the program sent after its head (the start of the body), to be read before
+ *                    the connection; empty for a tunnel
+ * @param bodyLength  plain HTTP: the request body's length, -1 for chunks; 0 for a tunnel
+ * @param headRequest plain HTTP: true for {@code HEAD}, whose response has no body
  */
-record ProxyRequest(EgressTarget target, ByteBuffer upstream) {
+record ProxyRequest(EgressTarget target, ByteBuffer upstream, ByteBuffer body, long bodyLength,
+                    boolean headRequest) {
+
+    /** A tunnel request. */
+    ProxyRequest(EgressTarget target, ByteBuffer upstream) {
+        this(target, upstream, ByteBuffer.allocate(0), 0, false);
+    }
 
     /** Longest request head accepted. */
     static final int MAX_HEAD = 16 * 1024;
@@ -192,6 +203,7 @@ record ProxyRequest(EgressTarget target, ByteBuffer upstream) {
         }
         out.append(' ').append(requestLine[2]).append("\r\n");
         int contentLength = 0;
+        long length = 0;
         boolean chunked = false;
         boolean host = false;
         for (String[] h : headers) {
@@ -204,8 +216,19 @@ record ProxyRequest(EgressTarget target, ByteBuffer upstream) {
                     }
                     host = true;
                 }
-                case "content-length" -> contentLength++;
-                case "transfer-encoding" -> chunked = true;
+                case "content-length" -> {
+                    contentLength++;
+                    if (!h[1].matches("\\d{1,18}")) {
+                        throw malformed("a bad Content-Length");
+                    }
+                    length = Long.parseLong(h[1]);
+                }
+                case "transfer-encoding" -> {
+                    if (chunked || !h[1].equalsIgnoreCase("chunked")) {
+                        throw malformed("only one Transfer-Encoding, chunked, is forwarded");
+                    }
+                    chunked = true;
+                }
                 case "upgrade" -> throw malformed("Upgrade is not forwarded on plain HTTP; use a tunnel (wss://)");
                 case "connection", "proxy-connection", "keep-alive", "proxy-authorization", "te" -> {
                     continue;
@@ -225,11 +248,8 @@ record ProxyRequest(EgressTarget target, ByteBuffer upstream) {
         out.insert(out.indexOf("\r\n") + 2, "Host: " + authority + (target.port() == 80 ? "" : ":" + target.port())
                 + "\r\n");
         out.append("Connection: close\r\n\r\n");
-        byte[] newHead = out.toString().getBytes(StandardCharsets.ISO_8859_1);
-        ByteBuffer rest = rest(buf, end);
-        ByteBuffer upstream = ByteBuffer.allocate(newHead.length + rest.remaining());
-        upstream.put(newHead).put(rest).flip();
-        return new ProxyRequest(target, upstream);
+        return new ProxyRequest(target, ByteBuffer.wrap(out.toString().getBytes(StandardCharsets.ISO_8859_1)),
+                rest(buf, end), chunked ? -1 : length, method.equals("HEAD"));
     }
 
     private static String hostOf(String hostHeader) {

@@ -221,6 +221,48 @@ class EgressProxyTest {
     }
 
     @Test
+    void a_connection_carries_one_exchange_and_a_second_request_on_it_never_reaches_a_host() throws Exception {
+        EgressGate gate = gate();
+        String allowed = "allowed.test:" + internet.httpPort();
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            // A keep-alive client, and a second request for a denied host on the same connection.
+            c.send("GET http://" + allowed + "/one HTTP/1.1\r\nHost: " + allowed + "\r\n\r\n"
+                    + "GET http://other.test:" + internet.httpPort() + "/two HTTP/1.1\r\nHost: other.test:"
+                    + internet.httpPort() + "\r\n\r\n");
+            String all = c.rest();
+            assertThat(all).startsWith("HTTP/1.1 200 ").contains("Connection: close")
+                    .endsWith("hello " + allowed + " /one").doesNotContain("/two");
+        }
+        assertThat(internet.requests.get()).isEqualTo(1);
+    }
+
+    @Test
+    void request_and_response_bodies_keep_their_framing() throws Exception {
+        EgressGate gate = gate();
+        String allowed = "allowed.test:" + internet.httpPort();
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            c.send("POST http://" + allowed + "/upload HTTP/1.1\r\nHost: " + allowed + "\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+            assertThat(c.rest()).startsWith("HTTP/1.1 200 ").endsWith("got 11 bytes");
+        }
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            c.send("POST http://" + allowed + "/upload HTTP/1.1\r\nHost: " + allowed + "\r\n"
+                    + "Content-Length: 3\r\n\r\nabc");
+            assertThat(c.rest()).endsWith("got 3 bytes");
+        }
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            c.send("GET http://" + allowed + "/chunked HTTP/1.1\r\nHost: " + allowed + "\r\n\r\n");
+            String all = c.rest();
+            assertThat(all).contains("Transfer-encoding: chunked").contains("part0;").contains("part2;")
+                    .endsWith("0\r\n\r\n");
+        }
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            c.send("HEAD http://" + allowed + "/ HTTP/1.1\r\nHost: " + allowed + "\r\n\r\n");
+            assertThat(c.rest()).startsWith("HTTP/1.1 200 ").endsWith("\r\n\r\n");
+        }
+    }
+
+    @Test
     void an_approver_is_asked_about_hosts_no_rule_covers_once_per_workspace_or_per_connection() throws Exception {
         AtomicInteger asked = new AtomicInteger();
         EgressPolicy narrow = EgressPolicy.builder().allow(FakeInternet.ADDRESS + ":*").build();

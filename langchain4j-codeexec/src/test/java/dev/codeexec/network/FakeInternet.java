@@ -26,7 +26,8 @@ import javax.net.ssl.SSLContext;
  * Servers on {@value #ADDRESS} of this host that stand in for hosts on the internet, reached only through the proxy
  * with names a fixed resolver maps to them ({@link #resolver()}): an HTTP server and an HTTPS server (a self-signed
  * certificate made with the JDK's {@code keytool}) answering {@code hello <Host> <path>}, redirecting
- * {@code /redirect?<url>}, and serving the files of {@link #files()} under {@code /files/} (a directory by its
+ * {@code /redirect?<url>}, answering {@code /upload} with the size of the body and {@code /chunked} in chunks, and
+ * serving the files of {@link #files()} under {@code /files/} (a directory by its
  * {@code index.html}); and a TCP echo server
  * counting its connections.
  */
@@ -95,6 +96,25 @@ public final class FakeInternet implements AutoCloseable {
         requests.incrementAndGet();
         String path = ex.getRequestURI().getRawPath();
         try (ex) {
+            if (path.equals("/upload")) {
+                byte[] got = ex.getRequestBody().readAllBytes();
+                byte[] body = ("got " + got.length + " bytes").getBytes(StandardCharsets.UTF_8);
+                ex.sendResponseHeaders(200, body.length);
+                try (OutputStream o = ex.getResponseBody()) {
+                    o.write(body);
+                }
+                return;
+            }
+            if (path.equals("/chunked")) {
+                ex.sendResponseHeaders(200, 0); // chunked
+                try (OutputStream o = ex.getResponseBody()) {
+                    for (int i = 0; i < 3; i++) {
+                        o.write(("part" + i + ";").getBytes(StandardCharsets.UTF_8));
+                        o.flush();
+                    }
+                }
+                return;
+            }
             if (path.equals("/redirect")) {
                 ex.getResponseHeaders().add("Location", ex.getRequestURI().getRawQuery());
                 ex.sendResponseHeaders(302, -1);

@@ -1,13 +1,14 @@
-# Starts a program whose only way out is the engine's egress proxy (see SandboxEgress.java).
-# argv: PORT SOCKET SECCOMP "--" PROGRAM ARGS...
+# The forwarder between a sandbox's loopback and the engine's egress proxy (see EgressBridge.java).
+# argv: PORT SOCKET SECCOMP "--" [PROGRAM ARGS...]
 #   PORT     the TCP port on the sandbox's loopback that the proxy variables point at
 #   SOCKET   the proxy's Unix-domain socket, bound into the sandbox
-#   SECCOMP  the engine's restricted seccomp program (refuses Unix-domain sockets), in hexadecimal
+#   SECCOMP  a seccomp program to install before the program (hexadecimal), or "-" for none
 # The listening socket is made first, then a forwarder process (a grandchild, so that the program never waits for it
-# or reaps it) carries each connection to SOCKET; only then is the seccomp program installed, so that the program
-# cannot open Unix-domain sockets while the forwarder, started before, can. Fails closed: when any step fails the
-# program is not started; the reason goes to stderr after MARKER and the exit code is 125.
-import ctypes, os, socket, sys, threading
+# or reaps it) carries each connection to SOCKET. With a program: the seccomp program is installed only then, so that
+# the program cannot open Unix-domain sockets while the forwarder, started before, can; then the program is executed.
+# Without one: prints "ready" once the forwarder listens, and exits. Fails closed: when any step fails the program is
+# not started; the reason goes to stderr after MARKER and the exit code is 125.
+import os, socket, sys, threading
 
 MARKER = "codeexec-egress: "
 
@@ -58,9 +59,20 @@ def serve(client, path):
     upstream.close()
 
 
-def forward(listener, path, libc):
-    # Not dumpable: a program of the same user cannot read or write this process's memory through /proc.
-    libc.prctl(ctypes.c_int(4), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+def load_libc():
+    # ctypes is not in every minimal image; only the seccomp program needs it.
+    try:
+        import ctypes
+        return ctypes, ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        return None, None
+
+
+def forward(listener, path):
+    ctypes, libc = load_libc()
+    if libc is not None:
+        # Not dumpable: a program of the same user cannot read or write this process's memory through /proc.
+        libc.prctl(ctypes.c_int(4), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)  # never hold the run's output open
@@ -73,16 +85,19 @@ def forward(listener, path, libc):
 
 
 def main():
-    if len(sys.argv) < 6 or sys.argv[4] != "--":
-        fail("usage: PORT SOCKET SECCOMP -- PROGRAM ARGS...")
+    if len(sys.argv) < 5 or sys.argv[4] != "--":
+        fail("usage: PORT SOCKET SECCOMP -- [PROGRAM ARGS...]")
     port, path, seccomp, program = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[5:]
-    libc = ctypes.CDLL(None, use_errno=True)
-    try:
-        filter_code = bytes.fromhex(seccomp)
-    except ValueError:
-        fail("the seccomp program is not hexadecimal")
-    if not filter_code or len(filter_code) % 8:
-        fail("the seccomp program is malformed")
+    filter_code = None
+    if seccomp != "-":
+        try:
+            filter_code = bytes.fromhex(seccomp)
+        except ValueError:
+            fail("the seccomp program is not hexadecimal")
+        if not filter_code or len(filter_code) % 8:
+            fail("the seccomp program is malformed")
+    if not os.path.exists(path):
+        fail("the egress proxy's socket is not visible at " + path)
     try:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -95,11 +110,28 @@ def main():
         try:
             if os.fork() == 0:
                 os.setsid()
-                forward(listener, path, libc)
+                forward(listener, path)
         finally:
             os._exit(0)
     os.waitpid(child, 0)
     listener.close()
+    if not program:
+        print("ready", flush=True)
+        return
+    if filter_code is not None:
+        install(filter_code)
+    try:
+        os.execv(program[0], program)
+    except OSError as e:
+        sys.stderr.write("%s: %s\n" % (program[0], e.strerror))
+        sys.stderr.flush()
+        os._exit(127)
+
+
+def install(filter_code):
+    ctypes, libc = load_libc()
+    if libc is None:
+        fail("ctypes is missing: the seccomp program cannot be installed")
 
     class SockFprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -110,12 +142,6 @@ def main():
         fail("cannot set no_new_privs (errno %d)" % ctypes.get_errno())
     if libc.prctl(ctypes.c_int(22), ctypes.c_ulong(2), ctypes.byref(prog), ctypes.c_ulong(0), ctypes.c_ulong(0)):
         fail("cannot install the seccomp program (errno %d)" % ctypes.get_errno())
-    try:
-        os.execv(program[0], program)
-    except OSError as e:
-        sys.stderr.write("%s: %s\n" % (program[0], e.strerror))
-        sys.stderr.flush()
-        os._exit(127)
 
 
 main()
