@@ -12,6 +12,7 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
@@ -66,7 +67,7 @@ import org.slf4j.LoggerFactory;
  * <p>The image needs a POSIX {@code sh} and the basic utilities ({@code env}, {@code head}, {@code mkfifo},
  * {@code mv}, {@code rm}, {@code find}); it is never pulled: build or load it on the engine.
  */
-public final class ContainerEngine extends AbstractEngine {
+public final class ContainerEngine extends AbstractEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ContainerEngine.class);
 
@@ -204,6 +205,7 @@ public final class ContainerEngine extends AbstractEngine {
     }
 
     /** The engine's egress (built with {@link Builder#egress}); empty without an egress policy. */
+    @Override
     public Optional<WorkspaceEgress> egress() {
         return Optional.ofNullable(egress).map(ContainerEgress::egress);
     }

@@ -22,6 +22,7 @@ import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.LauncherThreads;
 import dev.codeexec.network.EgressApprover;
+import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
@@ -80,7 +81,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. {@link #close()} kills running sessions and removes every workspace and the sandbox root it
  * created.
  */
-public final class SandboxEngine extends AbstractEngine {
+public final class SandboxEngine extends AbstractEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SandboxEngine.class);
 
@@ -270,6 +271,7 @@ public final class SandboxEngine extends AbstractEngine {
      * The engine's egress (built with {@link Builder#egress}): its policy, and each workspace's gate, where a
      * workspace's policy can be narrowed ({@link WorkspaceEgress#narrow}). Empty without an egress policy.
      */
+    @Override
     public Optional<WorkspaceEgress> egress() {
         return Optional.ofNullable(egress).map(SandboxEgress::egress);
     }

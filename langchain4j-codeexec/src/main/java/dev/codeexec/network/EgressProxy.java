@@ -56,7 +56,7 @@ public final class EgressProxy implements AutoCloseable {
         this.approver = b.approver;
         this.approvalTimeout = b.approvalTimeout;
         this.limits = b.limits;
-        this.listeners = List.copyOf(b.listeners);
+        this.listeners = new java.util.concurrent.CopyOnWriteArrayList<>(b.listeners);
         AtomicInteger n = new AtomicInteger();
         ThreadFactory factory = r -> {
             Thread t = new Thread(r, "codeexec-egress-" + n.incrementAndGet());
@@ -119,6 +119,11 @@ public final class EgressProxy implements AutoCloseable {
 
     void forget(EgressGate gate) {
         gates.remove(gate);
+    }
+
+    /** Adds a listener for connection events from now on (for example the tools' audit, when they start). */
+    public void addListener(EgressListener listener) {
+        listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
     }
 
     /** The gates open now. */

@@ -72,6 +72,11 @@ public final class WorkspaceEgress implements AutoCloseable {
         }
     }
 
+    /** Adds a listener for every workspace's connection events from now on. */
+    public void addListener(EgressListener listener) {
+        proxy.addListener(listener);
+    }
+
     /** The engine's policy (before any workspace's narrowing). */
     public EgressPolicy policy() {
         return policy;
