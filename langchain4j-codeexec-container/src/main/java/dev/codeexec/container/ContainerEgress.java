@@ -41,16 +41,12 @@ final class ContainerEgress implements AutoCloseable {
     /**
      * The engine's egress after checking that it can be enforced; null without a policy.
      *
-     * @throws InvalidSpecException           with the network on, a pool, or a proxy without a policy
+     * @throws InvalidSpecException           with the network on or a warm pool
      * @throws UnsupportedCapabilityException when the Docker engine is not on this host
      */
     static ContainerEgress forEngine(EgressPolicy policy, EgressProxy.Builder proxy, boolean network, int poolSize,
                                      URI dockerHost) {
         if (policy == null) {
-            if (proxy != null) {
-                throw new InvalidSpecException("egressProxy(...) configures the proxy of an egress policy; set one "
-                        + "with egress(policy)");
-            }
             return null;
         }
         if (network) {
@@ -66,8 +62,7 @@ final class ContainerEgress implements AutoCloseable {
                     + "Docker engine is not on this host (" + dockerHost.getScheme() + " endpoint), so the proxy's "
                     + "socket cannot be bound into its containers");
         }
-        return new ContainerEgress(WorkspaceEgress.start(policy,
-                (proxy == null ? EgressProxy.builder() : proxy).build()));
+        return new ContainerEgress(WorkspaceEgress.start(policy, proxy.build()));
     }
 
     /** The engine's egress, for the API. */

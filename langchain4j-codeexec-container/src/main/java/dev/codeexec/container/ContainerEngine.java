@@ -13,8 +13,6 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.network.EgressCapable;
-import dev.codeexec.network.EgressPolicy;
-import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
@@ -134,7 +132,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         ContainerEgress out = null;
         try {
             docker.requireReachable();
-            out = ContainerEgress.forEngine(b.egressPolicy, b.egressProxy, b.network, poolSize, docker.host());
+            out = ContainerEgress.forEngine(egressPolicy(), egressProxySettings(), b.network, poolSize, docker.host());
             this.egress = out;
             vols = ContainerVolumes.forEngine(b.diskQuota, docker.host(), settings.gid());
             this.volumes = vols;
@@ -394,26 +392,18 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         private Long openFilesRlimit;
         private Long processesRlimit;
         private Long diskQuota;
-        private EgressPolicy egressPolicy;
-        private EgressProxy.Builder egressProxy;
 
         private Builder() {
         }
 
         /**
-         * Lets programs reach the hosts {@code policy} allows, and nothing else: containers get no network, and the
-         * engine's egress proxy, whose socket is bound into each, is the only way out ({@code docs/network.md}).
-         * Needs the Docker engine on this host, python3 in the image and no pool.
+         * Containers enforce an egress policy ({@link #egress}) through the engine's proxy: they get no network, and
+         * the proxy, whose socket is bound into each, is the only way out. Needs the Docker engine on this host,
+         * python3 in the image and no warm pool; otherwise {@link #build()} refuses the policy.
          */
-        public Builder egress(EgressPolicy policy) {
-            this.egressPolicy = policy;
-            return this;
-        }
-
-        /** Configures the egress proxy the engine builds and owns (resolver, approver, limits, listeners). */
-        public Builder egressProxy(EgressProxy.Builder proxy) {
-            this.egressProxy = proxy;
-            return this;
+        @Override
+        protected EgressControl egressControl() {
+            return EgressControl.PROXY;
         }
 
         /** The workspace image, present on the engine (never pulled); required. */

@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
  * <p>What it enforces:
  * <ul>
  *   <li>the VM is the boundary ({@link Isolation#REMOTE_VM}); internet access is <strong>off</strong> unless
- *       {@link Builder#internetAccess(boolean)} turns it on, or {@link Builder#egress(EgressPolicy)} hands E2B's
+ *       {@link Builder#internetAccess(boolean)} turns it on, or {@link Builder#egress(EgressPolicy) egress(policy)} hands E2B's
  *       firewall the hosts programs may reach;</li>
  *   <li>each run is one envd process in a PID namespace of its own, as the workspace user, with exactly the run's
  *       environment ({@code env -i}); a timeout kills the whole namespace, daemons included (envd's own
@@ -131,7 +131,8 @@ public final class E2bEngine extends AbstractEngine {
         WorkspaceMode mode = b.sharedSandboxId != null ? WorkspaceMode.SHARED_SANDBOX
                 : b.mode == null ? WorkspaceMode.SANDBOX_PER_WORKSPACE : b.mode;
         boolean interpreter = b.codeInterpreter != null ? b.codeInterpreter : template.startsWith("code-interpreter");
-        E2bEgress egress = b.egress == null ? null : E2bEgress.forEngine(b.egress, b.internetAccess, b.sharedSandboxId);
+        E2bEgress egress = egressPolicy() == null ? null
+                : E2bEgress.forEngine(egressPolicy(), b.internetAccess, b.sharedSandboxId);
         this.settings = new E2bSettings(template, ttl, mode, b.internetAccess, b.metadata, b.envVars, user, base,
                 interpreter, b.sharedSandboxId, b.secure, egress);
         this.http = new E2bHttp(config);
@@ -167,7 +168,7 @@ public final class E2bEngine extends AbstractEngine {
                 .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROVIDER)
                 .build();
         if (egress != null) {
-            LOG.info("E2bEngine: egress policy ({}) handed to E2B's firewall as {}", b.egress, egress);
+            LOG.info("E2bEngine: egress policy ({}) handed to E2B's firewall as {}", egressPolicy(), egress);
         } else if (network) {
             LOG.warn("E2bEngine: programs in its sandboxes can reach the internet");
         }
@@ -548,7 +549,6 @@ public final class E2bEngine extends AbstractEngine {
         private Boolean codeInterpreter;
         private String sharedSandboxId;
         private boolean secure = true;
-        private EgressPolicy egress;
 
         private Builder() {
             hostEnvironment(Map.of());
@@ -639,10 +639,9 @@ public final class E2bEngine extends AbstractEngine {
         }
 
         /**
-         * The hosts programs may reach, enforced by E2B's own firewall: the policy is turned into E2B's
-         * {@code allow_internet_access} and {@code network.allowOut} / {@code denyOut} when each sandbox is created,
-         * and {@link Capabilities#egressControl()} is {@link EgressControl#PROVIDER}. E2B's rules are coarser than
-         * the policy's; what it cannot express is refused at {@link #build()} with
+         * E2B enforces an egress policy ({@link #egress}) with its own firewall: the policy is turned into E2B's
+         * {@code allow_internet_access} and {@code network.allowOut} / {@code denyOut} when each sandbox is created.
+         * E2B's rules are coarser than the policy's; what it cannot express is refused at {@link #build()} with
          * {@link dev.codeexec.engine.UnsupportedCapabilityException} naming the rule, never widened: deny rules on
          * names, allow rules on names restricted to ports or a scheme (E2B matches names on ports 80 and 443 only),
          * allow rules on addresses not written for every port ({@code 1.2.3.0/24:*}), IPv6 rules, deny rules that
@@ -651,9 +650,9 @@ public final class E2bEngine extends AbstractEngine {
          * {@link #internetAccess(boolean) internetAccess(true)} nor {@link #sharedSandbox(String)}. See
          * {@code docs/e2b.md}, "Egress policy".
          */
-        public Builder egress(EgressPolicy policy) {
-            this.egress = Objects.requireNonNull(policy, "policy");
-            return this;
+        @Override
+        protected EgressControl egressControl() {
+            return EgressControl.PROVIDER;
         }
 
         /** Metadata added to every sandbox the engine creates (besides its own {@code dev.codeexec.*} keys). */

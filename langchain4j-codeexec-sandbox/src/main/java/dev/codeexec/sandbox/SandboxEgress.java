@@ -50,10 +50,6 @@ final class SandboxEgress implements AutoCloseable {
     static SandboxEgress forEngine(EgressPolicy policy, EgressProxy.Builder proxy, SandboxPlatform platform,
                                    PermissionProfile profile) {
         if (policy == null) {
-            if (proxy != null) {
-                throw new InvalidSpecException("egressProxy(...) configures the proxy of an egress policy; set one "
-                        + "with egress(policy)");
-            }
             return null;
         }
         String refusal = "SandboxEngine cannot enforce an egress policy here: ";
@@ -70,8 +66,7 @@ final class SandboxEgress implements AutoCloseable {
                     + "forwarder) is missing");
         }
         String filter = java.util.HexFormat.of().formatHex(SeccompProgram.build(NetworkMode.RESTRICTED));
-        return new SandboxEgress(WorkspaceEgress.start(policy, (proxy == null ? EgressProxy.builder() : proxy)
-                .build()), filter);
+        return new SandboxEgress(WorkspaceEgress.start(policy, proxy.build()), filter);
     }
 
     /** The engine's egress, for the API. */

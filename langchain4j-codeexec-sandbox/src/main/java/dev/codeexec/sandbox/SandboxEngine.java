@@ -21,10 +21,7 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.internal.host.Cgroups;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.LauncherThreads;
-import dev.codeexec.network.EgressApprover;
 import dev.codeexec.network.EgressCapable;
-import dev.codeexec.network.EgressPolicy;
-import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
@@ -149,7 +146,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         LoopVolumes vols = null;
         SandboxEgress out = null;
         try {
-            out = SandboxEgress.forEngine(b.egressPolicy, b.egressProxy, platform, profile);
+            out = SandboxEgress.forEngine(egressPolicy(), egressProxySettings(), platform, profile);
             this.egress = out;
             vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir, b.allowListBy != null);
             this.volumes = vols;
@@ -473,8 +470,6 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         private CommandPolicy deniedBy;
         private CommandPolicy allowListBy;
         private java.time.Duration launcherKeepAlive;
-        private EgressPolicy egressPolicy;
-        private EgressProxy.Builder egressProxy;
 
         private Builder() {
         }
@@ -613,28 +608,15 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         }
 
         /**
-         * Lets programs reach the hosts {@code policy} allows, and nothing else: the network stays restricted (own
-         * namespace, loopback only, no DNS) and the engine's egress proxy, reached through a socket bound into each
-         * sandbox, is the only way out. Every common client is pointed at it by the run's environment
-         * ({@code HTTP(S)_PROXY}, {@code ALL_PROXY}, {@code JAVA_TOOL_OPTIONS}, ...). {@code describe().egressControl()}
-         * is then {@link EgressControl#PROXY}. See {@code docs/network.md}. Default: none.
-         *
-         * @throws UnsupportedCapabilityException at {@link #build()} without bubblewrap, a managed profile or
-         *                                        {@code /usr/bin/python3} (which starts each run's forwarder)
-         * @throws InvalidSpecException           at {@link #build()} when the profile enables the network
+         * The sandbox enforces an egress policy ({@link #egress}) through the engine's proxy: the network stays
+         * restricted (own namespace, loopback only, no DNS) and the proxy, reached through a socket bound into each
+         * sandbox, is the only way out; every common client is pointed at it by the run's environment. Needs
+         * bubblewrap, a managed profile with the restricted network, and {@code /usr/bin/python3} (which starts each
+         * run's forwarder); otherwise {@link #build()} refuses the policy.
          */
-        public Builder egress(EgressPolicy policy) {
-            this.egressPolicy = policy;
-            return this;
-        }
-
-        /**
-         * Configures the egress proxy the engine builds and owns: its resolver, its {@link EgressApprover} for hosts
-         * no rule covers, its per-workspace limits and its listeners. Default: {@link EgressProxy#builder()}.
-         */
-        public Builder egressProxy(EgressProxy.Builder proxy) {
-            this.egressProxy = proxy;
-            return this;
+        @Override
+        protected EgressControl egressControl() {
+            return EgressControl.PROXY;
         }
 
         /**

@@ -8,7 +8,11 @@ import dev.codeexec.artifact.ArtifactSource;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.InteractiveProgramRunner;
+import dev.codeexec.engine.EgressControl;
+import dev.codeexec.network.EgressPolicy;
+import dev.codeexec.network.EgressProxy;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.ResourceLimits;
@@ -56,6 +60,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSource {
 
     private final String displayName;
+    /** The egress policy and proxy settings of the builder (see {@link EngineBuilder#egress}). */
+    private final EgressPolicy egressPolicy;
+    private final EgressProxy.Builder egressProxy;
     private final int maxOutputBytes;
     private final ResourceLimits defaultLimits;
     private final List<Path> inputRoots;
@@ -103,6 +110,9 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     protected AbstractEngine(String displayName, EngineBuilder<?> settings, ShellEnvironmentPolicy defaultPolicy,
                              ResourceLimits defaultLimits) {
         this.displayName = displayName;
+        requireEgressSupport(displayName, settings);
+        this.egressPolicy = settings.egressPolicy();
+        this.egressProxy = settings.egressProxy();
         Integer cap = settings.maxOutputBytes();
         this.maxOutputBytes = cap == null ? BoundedOutput.DEFAULT_CAP : cap;
         if (this.maxOutputBytes <= 0) {
@@ -119,6 +129,31 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
             throw new InvalidSpecException("maxSavedOutputBytes (" + saved + ") must not be negative");
         }
         this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
+    }
+
+    /** The egress policy the engine was built with, or null (see {@link EngineBuilder#egress}). */
+    protected final EgressPolicy egressPolicy() {
+        return egressPolicy;
+    }
+
+    /** The settings of the egress proxy an engine with {@link EgressControl#PROXY} builds and owns. */
+    protected final EgressProxy.Builder egressProxySettings() {
+        return egressProxy;
+    }
+
+    /** Fails closed: a policy this backend cannot enforce, or proxy settings it has no proxy for. */
+    private static void requireEgressSupport(String displayName, EngineBuilder<?> settings) {
+        EgressControl control = settings.egressControl();
+        if (settings.egressPolicy() != null && control == EgressControl.NONE) {
+            throw new UnsupportedCapabilityException(displayName + " cannot enforce an egress policy: its programs "
+                    + "have no boundary a proxy could be the only way out of. Use the sandbox or container engine "
+                    + "(or E2B, for the rules it can express); see docs/network.md");
+        }
+        if (settings.egressProxySet() && (settings.egressPolicy() == null || control != EgressControl.PROXY)) {
+            throw new InvalidSpecException(settings.egressPolicy() == null
+                    ? "egressProxy(...) configures the proxy of an egress policy; set one with egress(policy)"
+                    : displayName + " has no egress proxy of its own: egressProxy(...) does not apply");
+        }
     }
 
     /**

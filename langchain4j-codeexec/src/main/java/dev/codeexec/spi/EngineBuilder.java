@@ -1,6 +1,9 @@
 package dev.codeexec.spi;
 
 import dev.codeexec.artifact.ArtifactService;
+import dev.codeexec.engine.EgressControl;
+import dev.codeexec.network.EgressPolicy;
+import dev.codeexec.network.EgressProxy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,8 +25,32 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     private Map<String, String> hostEnvironment;
     private Integer runHistory;
     private Long maxSavedOutputBytes;
+    private EgressPolicy egressPolicy;
+    private EgressProxy.Builder egressProxy;
 
     protected EngineBuilder() {
+    }
+
+    /**
+     * Lets programs reach the hosts {@code policy} allows, and nothing else ({@code docs/network.md}). How it is
+     * enforced is the backend's ({@link dev.codeexec.engine.Capabilities#egressControl()}): through a proxy the engine
+     * owns (sandbox, container), or the provider's own controls (E2B). A backend that cannot enforce it (local,
+     * Jupyter) refuses it at build with {@link dev.codeexec.engine.UnsupportedCapabilityException}. Default: none
+     * (the backend's network setting alone).
+     */
+    public B egress(EgressPolicy policy) {
+        this.egressPolicy = policy;
+        return self();
+    }
+
+    /**
+     * Configures the egress proxy an engine with {@link EgressControl#PROXY} builds and owns: its resolver, its
+     * {@link dev.codeexec.network.EgressApprover} for hosts no rule covers, per-workspace limits, listeners. Default:
+     * {@link EgressProxy#builder()}. Refused without {@link #egress(EgressPolicy)} and by engines without a proxy.
+     */
+    public B egressProxy(EgressProxy.Builder proxy) {
+        this.egressProxy = proxy;
+        return self();
     }
 
     /** Host directories whose files may be staged as inputs; default none. */
@@ -84,6 +111,29 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     @SuppressWarnings("unchecked")
     protected final B self() {
         return (B) this;
+    }
+
+    /** The egress policy set, or null. */
+    protected final EgressPolicy egressPolicy() {
+        return egressPolicy;
+    }
+
+    /** The egress proxy's settings: those set, or the defaults. */
+    protected final EgressProxy.Builder egressProxy() {
+        return egressProxy == null ? EgressProxy.builder() : egressProxy;
+    }
+
+    /** True when {@link #egressProxy(EgressProxy.Builder)} was called. */
+    final boolean egressProxySet() {
+        return egressProxy != null;
+    }
+
+    /**
+     * How this backend enforces an egress policy; {@link EgressControl#NONE} (the default) makes the engine refuse
+     * one. A backend that enforces policies overrides it.
+     */
+    protected EgressControl egressControl() {
+        return EgressControl.NONE;
     }
 
     /** The input roots set, or an empty list. */
