@@ -100,6 +100,14 @@ final class ContainerEgress implements AutoCloseable {
         return EgressEnvironment.variables(EgressBridge.PORT);
     }
 
+    /**
+     * Counts a run of a workspace (its open connections end when its last run does), opening its gate again if it
+     * went down.
+     */
+    AutoCloseable run(String workspaceId) {
+        return egress.run(workspaceId);
+    }
+
     /** Closes a removed workspace's gate. */
     void closeWorkspace(String workspaceId) {
         egress.closeWorkspace(workspaceId);

@@ -281,6 +281,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control);
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
                 spec.outputListener());
+        AutoCloseable egressRun = egress == null ? null : egress.run(ws.id()); // opens a gate that went down
         return new PreparedRun(channel, launch) {
             @Override
             public RunResult check(RunResult r) {
@@ -296,6 +297,9 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
 
             @Override
             public void release() {
+                if (egressRun != null) {
+                    Execs.closeQuietly(egressRun);
+                }
                 if (c.activeRuns.decrementAndGet() == 0) {
                     restoreContainerLimits(c);
                 }
