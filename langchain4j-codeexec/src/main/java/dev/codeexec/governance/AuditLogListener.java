@@ -1,5 +1,6 @@
 package dev.codeexec.governance;
 
+import dev.codeexec.network.EgressEvent;
 import java.time.Duration;
 import java.util.Objects;
 import org.slf4j.Logger;
@@ -94,6 +95,15 @@ public final class AuditLogListener implements ExecutionListener {
             l.put("path", e.path()).put("artifact", e.artifact()).put("size_bytes", e.sizeBytes());
         } else if (event instanceof ExecutionEvent.Refusal e) {
             l.put("kind", lower(e.kind())).put("error", e.errorKind()).put("reason", e.reason());
+        } else if (event instanceof ExecutionEvent.Connection e) {
+            EgressEvent c = e.connection();
+            l.put("workspace", e.workspaceId()).put("host", c.target().host()).put("port", c.target().port())
+                    .put("via", lower(c.target().kind())).put("outcome", lower(c.outcome())).put("rule", c.rule())
+                    .put("address", c.address().isEmpty() ? null : c.address()).put("bytes_up", c.bytesUp())
+                    .put("bytes_down", c.bytesDown()).put("duration_ms", millis(c.duration()));
+            if (!c.outcome().connected()) {
+                l.put("reason", c.reason());
+            }
         }
         return l.toString();
     }

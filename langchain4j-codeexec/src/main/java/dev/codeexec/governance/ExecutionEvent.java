@@ -1,5 +1,6 @@
 package dev.codeexec.governance;
 
+import dev.codeexec.network.EgressEvent;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
@@ -122,6 +123,19 @@ public sealed interface ExecutionEvent {
      */
     record ArtifactSaved(String conversationId, String toolName, String engine, Instant timestamp, String path,
                          String artifact, long sizeBytes) implements ExecutionEvent {
+    }
+
+    /**
+     * A program of the conversation's workspace asked the engine's egress proxy for a connection
+     * ({@link dev.codeexec.engine.EgressControl#PROXY}), reported when it ended (a refused one at once): host, port,
+     * outcome, rule, bytes each way, duration; never request contents. Delivered on the proxy's threads, not a tool
+     * call's, and {@code toolName} is null: the connection belongs to whatever program of the workspace made it.
+     *
+     * @param workspaceId the workspace whose program made it
+     * @param connection  what the proxy decided and carried
+     */
+    record Connection(String conversationId, String toolName, String engine, Instant timestamp, String workspaceId,
+                      EgressEvent connection) implements ExecutionEvent {
     }
 
     /**

@@ -5,7 +5,7 @@ package dev.codeexec.governance;
  * {@link #onEvent(ExecutionEvent)} to see every event, or only the typed methods of the events you want.
  *
  * <p>Contract: listeners are called synchronously on the thread of the tool call, so keep them fast (hand slow work
- * to a queue). An exception a listener throws never breaks a run or changes a result: it is logged (the first one at
+ * to a queue); {@link ExecutionEvent.Connection} events come on the egress proxy's threads. An exception a listener throws never breaks a run or changes a result: it is logged (the first one at
  * WARN, with its stack trace; later ones at DEBUG) and the listener keeps receiving events. A listener must not call
  * back into the tools. Called from many conversations at once: implementations must be thread-safe.
  */
@@ -31,6 +31,8 @@ public interface ExecutionListener {
             artifactSaved(e);
         } else if (event instanceof ExecutionEvent.Refusal e) {
             refusal(e);
+        } else if (event instanceof ExecutionEvent.Connection e) {
+            connection(e);
         }
     }
 
@@ -59,5 +61,9 @@ public interface ExecutionListener {
     }
 
     default void refusal(ExecutionEvent.Refusal event) {
+    }
+
+    /** A program's connection through the engine's egress proxy; called on the proxy's threads. */
+    default void connection(ExecutionEvent.Connection event) {
     }
 }

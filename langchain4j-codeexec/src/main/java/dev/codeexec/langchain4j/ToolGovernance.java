@@ -78,6 +78,8 @@ final class ToolGovernance {
     private final BiFunction<Engine, String, Optional<Workspace>> existingWorkspace;
     private final AtomicLong runIds = new AtomicLong();
     private ExecutorService approvalThreads;
+    /** The connections of the conversations' programs through their engines' egress proxies. */
+    private final EgressReports egress = new EgressReports(this::emit);
     /** Background sessions whose start was reported, by the tools' id: their end is reported once. */
     private final Map<String, Long> sessionStarts = new ConcurrentHashMap<>();
 
@@ -401,12 +403,14 @@ final class ToolGovernance {
     void workspaceCreated(Engine engine, String key, String toolName, Workspace ws) {
         if (!listeners.isEmpty()) {
             emit(new ExecutionEvent.WorkspaceCreated(key, toolName, engine.name(), Instant.now(), ws.id()));
+            egress.workspaceCreated(engine, key, ws);
         }
     }
 
     void workspaceRemoved(Engine engine, String key, Workspace ws, ExecutionEvent.WorkspaceClosed.Reason reason) {
         if (!listeners.isEmpty()) {
             emit(new ExecutionEvent.WorkspaceClosed(key, null, engine.name(), Instant.now(), ws.id(), reason));
+            egress.workspaceRemoved(ws);
         }
     }
 

@@ -8,6 +8,7 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,13 +19,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link EgressEvent} when it ends.
  *
  * <p>The connection's own thread reads the request and carries the program's bytes; a second pool thread carries the
- * host's. The first bytes of a tunnel are held back until they show whether they are a TLS ClientHello, whose server
- * name must be the tunnel's host. Either thread, or the gate, may end the connection; the last of the two carrying
+ * host's from the moment the connection is made. The program's first bytes in a tunnel are held back until they show
+ * whether they are a TLS ClientHello, whose server name must be the tunnel's host. Either thread, or the gate, may end the connection; the last of the two carrying
  * threads to finish reports it.
  */
 final class EgressConnection implements Runnable {
 
     private static final int BUFFER = 64 * 1024;
+    /** How long the program's socket stays open for reading after a plain HTTP response was sent whole. */
+    static final long LINGER_MILLIS = 2000;
 
     private final EgressGate gate;
     private final SocketChannel client;
@@ -38,6 +41,8 @@ final class EgressConnection implements Runnable {
     private final AtomicLong down = new AtomicLong();
     private final AtomicBoolean ended = new AtomicBoolean();
     private final AtomicBoolean reported = new AtomicBoolean();
+    /** True once a whole plain HTTP response was sent and the program's socket closes a moment later. */
+    private volatile boolean lingering;
     /** Carrying threads still running: the last to finish reports. */
     private final AtomicInteger carriers = new AtomicInteger(1);
     private volatile EgressTarget target;
@@ -95,6 +100,17 @@ final class EgressConnection implements Runnable {
             }
             outcome = verdict.outcome();
             ProxyRequest.write(client, ProxyRequest.established(kind));
+            // The host's bytes flow at once: a host that speaks first (a banner, a greeting) is not held up by the
+            // check of the program's first bytes below.
+            boolean headRequest = request.headRequest();
+            carriers.incrementAndGet();
+            try {
+                gate.proxy().threads.execute(kind.tunnel() ? this::carryDown : () -> carryResponse(headRequest));
+            } catch (RuntimeException e) {
+                carriers.decrementAndGet();
+                end();
+                return;
+            }
             ByteBuffer first = request.upstream();
             if (kind.tunnel()) {
                 first = screenTls(first);
@@ -103,15 +119,6 @@ final class EgressConnection implements Runnable {
                 }
             }
             if (!send(first, upstream, up)) {
-                return;
-            }
-            boolean headRequest = request.headRequest();
-            carriers.incrementAndGet();
-            try {
-                gate.proxy().threads.execute(kind.tunnel() ? this::carryDown : () -> carryResponse(headRequest));
-            } catch (RuntimeException e) {
-                carriers.decrementAndGet();
-                end();
                 return;
             }
             if (kind.tunnel()) {
@@ -197,15 +204,36 @@ final class EgressConnection implements Runnable {
         lastActivity = System.nanoTime();
     }
 
-    /** Plain HTTP: the host's one response, then the end of the connection. */
+    /**
+     * Plain HTTP: the host's one response, then the end of the connection. After a whole response the program's
+     * side is closed in two steps: first only for writing, so the program reads the response to its end, and the
+     * socket itself a moment later (closing a socket with unread input, a second request say, would reset it and could
+     * drop the response the program has not read yet).
+     */
     private void carryResponse(boolean headRequest) {
+        boolean whole = false;
         try {
-            HttpFraming.response(new HttpFraming.Source(upstream, ByteBuffer.allocate(0), this::active),
+            whole = HttpFraming.response(new HttpFraming.Source(upstream, ByteBuffer.allocate(0), this::active),
                     b -> send(b, client, down), headRequest);
         } catch (IOException | RuntimeException e) {
             // ended
         } finally {
-            end();
+            if (whole && !ended.get()) {
+                lingering = true;
+                try {
+                    client.shutdownOutput();
+                } catch (IOException e) {
+                    // closed below anyway
+                }
+                closeQuietly(upstream);
+                try {
+                    gate.proxy().watchdog.schedule(this::end, LINGER_MILLIS, TimeUnit.MILLISECONDS);
+                } catch (RuntimeException e) {
+                    end();
+                }
+            } else {
+                end();
+            }
             finish();
         }
     }
@@ -222,7 +250,7 @@ final class EgressConnection implements Runnable {
 
     /** Carries a tunnel's bytes from one side to the other until the source is done, then half-closes the other. */
     private void carry(SocketChannel from, SocketChannel to, AtomicLong counter) throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(BUFFER);
+        ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER); // the channels copy to and from direct buffers anyway
         while (!ended.get()) {
             buf.clear();
             int n = from.read(buf);
@@ -307,7 +335,9 @@ final class EgressConnection implements Runnable {
         if (carriers.decrementAndGet() > 0) {
             return;
         }
-        end();
+        if (!lingering) {
+            end();
+        }
         gate.ended(this);
         if (target != null && reported.compareAndSet(false, true)) {
             gate.proxy().report(new EgressEvent(started, gate.workspaceId(), target, outcome, rule, reason, address,

@@ -48,9 +48,44 @@ final class ProxyClient implements AutoCloseable {
         return in.readNBytes(n);
     }
 
+    /**
+     * True when the proxy ended the connection: an orderly end of stream or a reset, whichever the closing race
+     * gives (both mean nothing more comes).
+     */
+    boolean ended() throws IOException {
+        try {
+            return in.read() == -1;
+        } catch (java.net.SocketException reset) {
+            return true;
+        }
+    }
+
+    /** How many bytes come until the proxy ends the connection (an end of stream or a reset). */
+    int drain() throws IOException {
+        int n = 0;
+        try {
+            while (in.read() >= 0) {
+                n++;
+            }
+        } catch (java.net.SocketException reset) {
+            // ended
+        }
+        return n;
+    }
+
     /** Everything until the proxy closes the connection. */
     String rest() throws IOException {
-        return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        byte[] chunk = new byte[8192];
+        try {
+            int n;
+            while ((n = in.read(chunk)) >= 0) {
+                b.write(chunk, 0, n);
+            }
+        } catch (java.net.SocketException reset) {
+            // what came before the reset is the answer
+        }
+        return b.toString(StandardCharsets.ISO_8859_1);
     }
 
     /** CONNECT to {@code authority}; returns the response head. */

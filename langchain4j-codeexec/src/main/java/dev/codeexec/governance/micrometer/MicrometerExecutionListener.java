@@ -36,6 +36,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <tr><td>{@value #WORKSPACES_CREATED}</td><td>counter</td><td>engine</td><td>workspaces created</td></tr>
  *   <tr><td>{@value #WORKSPACES_CLOSED}</td><td>counter</td><td>engine, reason</td>
  *       <td>workspaces removed; {@code reason} is closed, idle or gone</td></tr>
+ *   <tr><td>{@value #EGRESS_CONNECTIONS}</td><td>timer</td><td>engine, via, outcome</td>
+ *       <td>connections through the egress proxy, from request to end; {@code via} is http, connect or socks,
+ *       {@code outcome} allowed, approved, denied, limited or failed</td></tr>
+ *   <tr><td>{@value #EGRESS_BYTES}</td><td>distribution summary (bytes)</td><td>engine, direction</td>
+ *       <td>bytes per connection, {@code up} (to the host) and {@code down}</td></tr>
  * </table>
  *
  * <p>Tags have few values (engine names, tool names, fixed outcomes): no conversation ids, paths or commands, which
@@ -61,6 +66,11 @@ public final class MicrometerExecutionListener implements ExecutionListener {
     public static final String WORKSPACES_CREATED = "codeexec.workspaces.created";
     /** {@value}: workspaces removed. */
     public static final String WORKSPACES_CLOSED = "codeexec.workspaces.closed";
+
+    /** {@value}: connections through the egress proxy. */
+    public static final String EGRESS_CONNECTIONS = "codeexec.egress.connections";
+    /** {@value}: bytes per egress connection. */
+    public static final String EGRESS_BYTES = "codeexec.egress.bytes";
 
     private final MeterRegistry registry;
     private final Map<String, AtomicInteger> active = new ConcurrentHashMap<>();
@@ -109,6 +119,18 @@ public final class MicrometerExecutionListener implements ExecutionListener {
     public void artifactSaved(ExecutionEvent.ArtifactSaved e) {
         Counter.builder(ARTIFACTS_SAVED).description("Workspace files saved as artifacts")
                 .tag("engine", e.engine()).register(registry).increment();
+    }
+
+    @Override
+    public void connection(ExecutionEvent.Connection e) {
+        var c = e.connection();
+        Timer.builder(EGRESS_CONNECTIONS).description("Connections through the egress proxy")
+                .tag("engine", e.engine()).tag("via", lower(c.target().kind())).tag("outcome", lower(c.outcome()))
+                .register(registry).record(c.duration());
+        DistributionSummary.builder(EGRESS_BYTES).description("Bytes per egress connection").baseUnit("bytes")
+                .tag("engine", e.engine()).tag("direction", "up").register(registry).record(c.bytesUp());
+        DistributionSummary.builder(EGRESS_BYTES).description("Bytes per egress connection").baseUnit("bytes")
+                .tag("engine", e.engine()).tag("direction", "down").register(registry).record(c.bytesDown());
     }
 
     @Override
