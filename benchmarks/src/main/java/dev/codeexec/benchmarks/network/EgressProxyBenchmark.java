@@ -27,6 +27,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,11 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>Throughput</b>: a download of 100 MB from a server that answers a one-line request with 100 MB and
  *       closes, on each path, rounds alternating.</li>
  * </ol>
- * Usage: {@code network.EgressProxyBenchmark [iterations] [rounds]} (defaults 2000 and 5).
+ * A second reference is a bare relay in this JVM: it accepts, connects to the server and copies bytes both ways,
+ * one thread per direction through a 64 KiB heap buffer, as the proxy's tunnels do, with no request, policy or
+ * accounting. The gate's distance from it is the proxy's own cost; the relay's distance from direct is what any
+ * relay that copies in user space costs on the machine.
+ * Usage: {@code network.EgressProxyBenchmark [iterations] [rounds]} (defaults 2000 and 7).
  */
 public final class EgressProxyBenchmark {
 
@@ -67,7 +72,7 @@ public final class EgressProxyBenchmark {
 
     public static void main(String[] args) throws Exception {
         int iterations = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
-        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 7;
         ExecutorService serverThreads = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "bench-server");
             t.setDaemon(true);
@@ -92,6 +97,10 @@ public final class EgressProxyBenchmark {
 
             List<Route> routes = new ArrayList<>();
             routes.add(new Route("direct", port -> connectTcp(new InetSocketAddress(SERVER_ADDRESS, port))));
+            Map<Integer, Integer> relays = Map.of(port(echo), relay(serverThreads, port(echo)), port(bulk),
+                    relay(serverThreads, port(bulk)));
+            routes.add(new Route("bare Java relay (reference)", port -> connectTcp(
+                    new InetSocketAddress(SERVER_ADDRESS, relays.get(port)))));
             routes.add(new Route("gate, TCP loopback", port -> tunnel(
                     connectTcp(new InetSocketAddress("127.0.0.1", gatePort)), port)));
             routes.add(new Route("gate, Unix socket", port -> tunnel(
@@ -314,6 +323,36 @@ public final class EgressProxyBenchmark {
             }
         });
         return server;
+    }
+
+    /** A bare relay to {@code target}: the reference for a copying relay without the proxy's work. */
+    private static int relay(ExecutorService threads, int target) throws IOException {
+        return port(listen(threads, client -> {
+            try (SocketChannel server = connectTcp(new InetSocketAddress(SERVER_ADDRESS, target))) {
+                CompletableFuture<Void> down = CompletableFuture.runAsync(() -> copy(server, client), threads);
+                copy(client, server);
+                down.join();
+            }
+        }));
+    }
+
+    private static void copy(SocketChannel from, SocketChannel to) {
+        ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+        try {
+            while (true) {
+                buf.clear();
+                if (from.read(buf) < 0) {
+                    break;
+                }
+                buf.flip();
+                while (buf.hasRemaining()) {
+                    to.write(buf);
+                }
+            }
+            to.shutdownOutput();
+        } catch (IOException e) {
+            // the other side went away
+        }
     }
 
     private static int port(ServerSocketChannel server) throws IOException {
