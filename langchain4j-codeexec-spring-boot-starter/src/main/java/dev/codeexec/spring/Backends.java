@@ -43,12 +43,21 @@ final class Backends {
     /**
      * @param policy    the command policy, or null; the sandbox also hides the executables it denies
      * @param variables the {@link #E2B_VARIABLES} as the application's environment has them
+     * @param network   the egress policy of {@code codeexec.network.*} and its proxy, or {@link NetworkSettings#NONE}
      * @throws InvalidConfigurationPropertyValueException when a property is missing or invalid
-     * @throws IllegalStateException                      when the backend's module is absent or the engine cannot start
+     * @throws IllegalStateException                      when the backend's module is absent, the backend cannot
+     *                                                    enforce the egress policy, or the engine cannot start
      */
     static Engine create(CodeExecProperties p, ArtifactService artifacts, CommandPolicy policy, ClassLoader loader,
-                         Map<String, String> variables) {
+                         Map<String, String> variables, NetworkSettings network) {
         CodeExecBackend backend = CodeExecBackend.parse(p.getBackend());
+        if (network.hasPolicy() && (backend == CodeExecBackend.LOCAL || backend == CodeExecBackend.JUPYTER)) {
+            // Fail closed: a policy the engine cannot enforce must not look enforced.
+            throw new IllegalStateException("codeexec.backend=" + backend.id() + " cannot enforce the egress policy "
+                    + "of codeexec.network.* (" + network.policy() + "): its programs run on this host with the "
+                    + "host's network. Use the sandbox or container backend (an egress proxy of the engine's own) or "
+                    + "e2b (E2B's firewall), or remove the codeexec.network rules");
+        }
         if (!ClassUtils.isPresent(backend.engineClass(), loader)) {
             throw new IllegalStateException("codeexec.backend=" + backend.id() + " needs the module " + backend.module()
                     + " on the class path, and it is not there: add it as a dependency (the starter declares the "
@@ -58,10 +67,10 @@ final class Backends {
             return switch (backend) {
                 case LOCAL -> LocalEngine.builder().baseDir(p.getLocal().getBaseDir()).artifactService(artifacts)
                         .build();
-                case SANDBOX -> SandboxBackend.create(p.getSandbox(), artifacts, policy);
-                case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts);
+                case SANDBOX -> SandboxBackend.create(p.getSandbox(), artifacts, policy, network);
+                case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts, network);
                 case JUPYTER -> JupyterBackend.create(p.getJupyter(), artifacts);
-                case E2B -> E2bBackend.create(p.getE2b(), artifacts, variables);
+                case E2B -> E2bBackend.create(p.getE2b(), artifacts, variables, network, p.getNetwork());
             };
         } catch (InvalidConfigurationPropertyValueException | IllegalStateException e) {
             throw e;

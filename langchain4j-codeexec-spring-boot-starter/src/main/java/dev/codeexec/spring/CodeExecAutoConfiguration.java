@@ -9,10 +9,13 @@ import dev.codeexec.governance.ExecutionListener;
 import dev.codeexec.governance.micrometer.MicrometerExecutionListener;
 import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.WorkspaceTools;
+import dev.codeexec.network.EgressApprover;
+import dev.codeexec.network.EgressListener;
 import dev.codeexec.policy.CommandPolicy;
 import dev.langchain4j.service.tool.ToolProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -29,8 +32,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Auto-configuration of code execution for LangChain4j: the engine {@code codeexec.backend} names (closed with the
  * context), a file-system artifact store under {@code codeexec.artifacts.dir}, the command policy of
- * {@code codeexec.policy.*}, and {@link CodeExecution} with the application's {@link ExecutionApprover} and
- * {@link ExecutionListener} beans; exposes {@link CodeExecution}, its {@link WorkspaceTools} ({@code @Tool} methods)
+ * {@code codeexec.policy.*}, the egress policy of {@code codeexec.network.*}, and {@link CodeExecution} with the
+ * application's {@link ExecutionApprover} and {@link ExecutionListener} beans; exposes {@link CodeExecution}, its {@link WorkspaceTools} ({@code @Tool} methods)
  * and its {@link ToolProvider} as beans. Each of the engine, the artifact store, the command policy and
  * {@link CodeExecution} itself gives way to a bean of the application's own.
  *
@@ -51,14 +54,21 @@ public class CodeExecAutoConfiguration {
         return FileSystemArtifactService.at(p.getArtifacts().getDir());
     }
 
-    /** The engine {@code codeexec.backend} names; closed with the context. */
+    /**
+     * The engine {@code codeexec.backend} names, held to the egress policy of {@code codeexec.network.*} (with the
+     * context's {@link EgressApprover} and {@link EgressListener} beans) when one is set; closed with the context.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(Engine.class)
     public Engine codeExecEngine(CodeExecProperties p, ArtifactService artifacts,
-                                 ObjectProvider<CommandPolicy> policy, ApplicationContext context) {
+                                 ObjectProvider<CommandPolicy> policy, ObjectProvider<EgressApprover> egressApprover,
+                                 ObjectProvider<EgressListener> egressListeners, ApplicationContext context) {
         validate(p);
+        NetworkSettings network = NetworkSettings.of(p.getNetwork(),
+                p.getNetwork().hasPolicy() ? egressApprover(egressApprover) : null,
+                p.getNetwork().hasPolicy() ? egressListeners.orderedStream().toList() : List.of());
         return Backends.create(p, artifacts, policy(p, policy), context.getClassLoader(),
-                Backends.e2bVariables(context.getEnvironment()));
+                Backends.e2bVariables(context.getEnvironment()), network);
     }
 
     /** The SLF4J audit log of every execution event ({@code dev.codeexec.audit}). */
@@ -138,6 +148,17 @@ public class CodeExecAutoConfiguration {
             throw new IllegalStateException("the context has " + e.getNumberOfBeansFound() + " ExecutionApprover beans "
                     + e.getBeanNamesFound() + ", and code execution takes one: combine them with "
                     + "ExecutionApprovers.allOf(...) in a single bean, or mark one @Primary", e);
+        }
+    }
+
+    /** The application's egress approver bean, or none (hosts no rule covers are then refused). Two are an error. */
+    private static EgressApprover egressApprover(ObjectProvider<EgressApprover> bean) {
+        try {
+            return bean.getIfAvailable();
+        } catch (NoUniqueBeanDefinitionException e) {
+            throw new IllegalStateException("the context has " + e.getNumberOfBeansFound() + " EgressApprover beans "
+                    + e.getBeanNamesFound() + ", and the egress proxy takes one: combine them in a single bean, or "
+                    + "mark one @Primary", e);
         }
     }
 

@@ -10,13 +10,23 @@ final class ContainerBackend {
     private ContainerBackend() {
     }
 
-    static ContainerEngine create(CodeExecProperties.Container p, ArtifactService artifacts) {
+    static ContainerEngine create(CodeExecProperties.Container p, ArtifactService artifacts,
+                                  NetworkSettings network) {
         if (p.getImage() == null || p.getImage().isBlank()) {
             throw new InvalidConfigurationPropertyValueException("codeexec.container.image", p.getImage(),
                     "the container backend needs an image that is present on the engine (it is never pulled)");
         }
         ContainerEngine.Builder b = ContainerEngine.builder().image(p.getImage()).network(p.isNetwork())
                 .artifactService(artifacts);
+        if (network.hasPolicy()) {
+            if (p.isNetwork()) {
+                throw new InvalidConfigurationPropertyValueException("codeexec.container.network", true, "an egress "
+                        + "policy (codeexec.network.*) replaces the container network: containers get none and reach "
+                        + "the hosts the policy allows through the engine's egress proxy. Leave "
+                        + "codeexec.container.network unset or false");
+            }
+            b.egress(network.policy()).egressProxy(network.proxy());
+        }
         if (p.getDockerHost() != null) {
             b.dockerHost(p.getDockerHost());
         }

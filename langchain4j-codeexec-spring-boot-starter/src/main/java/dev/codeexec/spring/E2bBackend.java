@@ -20,7 +20,8 @@ final class E2bBackend {
      * @throws InvalidConfigurationPropertyValueException without an API key, or for a value out of range; the key
      *                                                    itself is never part of a message
      */
-    static E2bEngine create(CodeExecProperties.E2b p, ArtifactService artifacts, Map<String, String> variables) {
+    static E2bEngine create(CodeExecProperties.E2b p, ArtifactService artifacts, Map<String, String> variables,
+                            NetworkSettings network, CodeExecProperties.Network networkProperties) {
         if (blank(p.getApiKey()) && blank(variables.get("E2B_API_KEY"))) {
             // Checked here, not left to the engine, so that the message names the property as well as the variable.
             throw new InvalidConfigurationPropertyValueException("codeexec.e2b.api-key", null, "the e2b backend needs "
@@ -29,6 +30,20 @@ final class E2bBackend {
         }
         E2bEngine.Builder b = E2bEngine.builder().e2bVariables(variables).artifactService(artifacts)
                 .internetAccess(p.isInternetAccess()).metadata(p.getMetadata());
+        if (network.hasPolicy()) {
+            if (p.isInternetAccess()) {
+                throw new InvalidConfigurationPropertyValueException("codeexec.e2b.internet-access", true, "an egress "
+                        + "policy (codeexec.network.*) is set too: internet access allows every host, the policy only "
+                        + "its rules. Set one of them (codeexec.network.allow-others=true allows every public host)");
+            }
+            if (NetworkSettings.proxySettingsSet(networkProperties)) {
+                throw new InvalidConfigurationPropertyValueException("codeexec.network.*", "limits or approval-timeout",
+                        "the e2b backend hands the egress policy to E2B's firewall, which has no connection or byte "
+                                + "limits, timeouts or approvals: remove codeexec.network.max-connections, max-bytes, "
+                                + "idle-timeout, connect-timeout and approval-timeout");
+            }
+            b.egress(network.policy());
+        }
         if (!blank(p.getApiKey())) {
             b.apiKey(p.getApiKey());
         }

@@ -14,7 +14,8 @@ final class SandboxBackend {
     private SandboxBackend() {
     }
 
-    static SandboxEngine create(CodeExecProperties.Sandbox p, ArtifactService artifacts, CommandPolicy policy) {
+    static SandboxEngine create(CodeExecProperties.Sandbox p, ArtifactService artifacts, CommandPolicy policy,
+                                NetworkSettings network) {
         PermissionProfile profile;
         try {
             profile = PermissionProfile.preset(p.getProfile());
@@ -31,6 +32,14 @@ final class SandboxBackend {
                 throw new InvalidConfigurationPropertyValueException("codeexec.sandbox.network", p.getNetwork(),
                         e.getMessage());
             }
+        }
+        if (network.hasPolicy()) {
+            if (p.getNetwork() != null && !p.getNetwork().strip().equalsIgnoreCase(NetworkMode.RESTRICTED.id())) {
+                throw new InvalidConfigurationPropertyValueException("codeexec.sandbox.network", p.getNetwork(),
+                        "an egress policy (codeexec.network.*) needs the restricted network: the engine's egress "
+                                + "proxy is then the only way out. Leave codeexec.sandbox.network unset or restricted");
+            }
+            b.egress(network.policy()).egressProxy(network.proxy());
         }
         if (policy != null && policy.isEnforcing()) {
             b.hideDeniedExecutables(policy);

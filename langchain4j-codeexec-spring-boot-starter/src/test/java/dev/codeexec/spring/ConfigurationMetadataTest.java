@@ -32,7 +32,10 @@ class ConfigurationMetadataTest {
                 "codeexec.artifacts.dir", "codeexec.policy.allow", "codeexec.sandbox.profile",
                 "codeexec.container.image", "codeexec.jupyter.python", "codeexec.local.base-dir", "codeexec.e2b.api-key",
                 "codeexec.e2b.domain", "codeexec.e2b.api-url", "codeexec.e2b.template", "codeexec.e2b.workspace-mode",
-                "codeexec.e2b.sandbox-timeout", "codeexec.e2b.internet-access");
+                "codeexec.e2b.sandbox-timeout", "codeexec.e2b.internet-access", "codeexec.network.allow",
+                "codeexec.network.deny", "codeexec.network.allow-others", "codeexec.network.max-connections",
+                "codeexec.network.max-bytes", "codeexec.network.idle-timeout", "codeexec.network.connect-timeout",
+                "codeexec.network.approval-timeout");
 
         List<String> hinted = new ArrayList<>();
         for (JsonNode h : generated.path("hints")) {

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * with the real tool results) to the next assistant message. It plays a careful analyst: it looks at the inputs,
  * writes and runs a Python analysis, falls back to awk when Python cannot run it, reads its summary, saves it as an
  * artifact, checks the outputs with one lone fenced code block (which the response processor runs), and answers
- * from what the tools returned.
+ * from what the tools returned. The network step that follows is {@link NetworkScript}'s.
  *
  * <p>Other messages (in {@code --interactive} mode) understand a few commands: {@code analyse}, {@code run <command>},
  * {@code read <path>}, {@code files [path]}, {@code py <python code>}; anything else gets a help text.
@@ -92,6 +92,9 @@ final class AnalystScript {
         String command = user.toLowerCase(Locale.ROOT);
         if (user.equals(DEMO_REQUEST) || command.equals("analyse") || command.equals("analyze")) {
             return analysis(calls);
+        }
+        if (user.startsWith(NetworkScript.REQUEST_START)) {
+            return NetworkScript.next(user, calls);
         }
         if (!calls.isEmpty()) {
             Call last = calls.get(calls.size() - 1);
@@ -229,7 +232,7 @@ final class AnalystScript {
         return s == null ? "" : s.lines().findFirst().orElse("");
     }
 
-    private static String resource(String name) {
+    static String resource(String name) {
         try (InputStream in = AnalystScript.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new IllegalStateException("missing resource " + name);

@@ -9,12 +9,16 @@ import dev.codeexec.e2b.E2bSandboxGoneException;
 import dev.codeexec.e2b.E2bTemplateNotFoundException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.jupyter.JupyterEngine;
 import dev.codeexec.local.LocalEngine;
+import dev.codeexec.network.EgressPolicy;
+import dev.codeexec.network.EgressProxy;
 import dev.codeexec.sandbox.SandboxEngine;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -33,10 +37,29 @@ public final class Backends {
     /**
      * An open engine and what to tell the user about it.
      *
-     * @param boundary what separates the model's programs from this host, in one sentence
-     * @param warning  printed before anything runs, or null
+     * @param boundary   what separates the model's programs from this host, in one sentence
+     * @param warning    printed before anything runs, or null
+     * @param egressNote why the backend, which can hold programs to an egress policy elsewhere, does not here; or null
      */
-    public record Opened(Engine engine, Backend backend, String boundary, String warning) {
+    public record Opened(Engine engine, Backend backend, String boundary, String warning, String egressNote) {
+
+        public Opened(Engine engine, Backend backend, String boundary, String warning) {
+            this(engine, backend, boundary, warning, null);
+        }
+    }
+
+    /**
+     * An egress policy for the backends that hold programs to one through a proxy of the engine's own (sandbox,
+     * container); the others are opened without it.
+     *
+     * @param policy what programs may reach, or null for none (the backend's own network)
+     * @param proxy  the proxy's settings (its resolver, ...)
+     * @param allows what the policy allows, in words
+     */
+    public record Egress(EgressPolicy policy, Supplier<EgressProxy.Builder> proxy, String allows) {
+
+        /** No egress policy. */
+        public static final Egress NONE = new Egress(null, null, null);
     }
 
     /** A backend that cannot start on this host: why, and how to fix it. */
@@ -75,18 +98,34 @@ public final class Backends {
      */
     public static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
                               Map<String, String> env) throws Unavailable {
-        return open(requested, artifacts, image, template, env,
-                a -> SandboxEngine.builder().artifactService(a).build(), UnaryOperator.identity());
+        return open(requested, artifacts, image, template, env, Egress.NONE);
     }
 
     /**
-     * {@link #open(Backend, ArtifactService, String, String, Map)} with the sandbox built by {@code sandbox} (tests
-     * break it) and the E2B builder adjusted by {@code e2b} (tests point it at a fake E2B).
+     * {@link #open(Backend, ArtifactService, String, String, Map)}, with the sandbox and container held to
+     * {@code egress} where they can enforce it here (elsewhere they open without it, and {@link Opened#egressNote()}
+     * says why).
+     */
+    public static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
+                              Map<String, String> env, Egress egress) throws Unavailable {
+        return open(requested, artifacts, image, template, env, UnaryOperator.identity(), UnaryOperator.identity(),
+                egress);
+    }
+
+    /**
+     * {@link #open(Backend, ArtifactService, String, String, Map)} with the sandbox builder adjusted by
+     * {@code sandbox} (tests break it) and the E2B builder by {@code e2b} (tests point it at a fake E2B).
      */
     static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
-                       Map<String, String> env, Function<ArtifactService, SandboxEngine> sandbox,
+                       Map<String, String> env, UnaryOperator<SandboxEngine.Builder> sandbox,
                        UnaryOperator<E2bEngine.Builder> e2b) throws Unavailable {
-        Opener opener = backend -> openExactly(backend, artifacts, image, template, env, sandbox, e2b);
+        return open(requested, artifacts, image, template, env, sandbox, e2b, Egress.NONE);
+    }
+
+    static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
+                       Map<String, String> env, UnaryOperator<SandboxEngine.Builder> sandbox,
+                       UnaryOperator<E2bEngine.Builder> e2b, Egress egress) throws Unavailable {
+        Opener opener = backend -> openExactly(backend, artifacts, image, template, env, sandbox, e2b, egress);
         if (requested != null) {
             return opener.open(requested);
         }
@@ -112,19 +151,29 @@ public final class Backends {
     }
 
     private static Opened openExactly(Backend backend, ArtifactService artifacts, String image, String template,
-                                      Map<String, String> env, Function<ArtifactService, SandboxEngine> sandbox,
-                                      UnaryOperator<E2bEngine.Builder> e2b) throws Unavailable {
+                                      Map<String, String> env, UnaryOperator<SandboxEngine.Builder> sandbox,
+                                      UnaryOperator<E2bEngine.Builder> e2b, Egress egress) throws Unavailable {
         try {
             return switch (backend) {
-                case SANDBOX -> new Opened(sandbox.apply(artifacts), backend,
-                        "a bubblewrap sandbox per run: programs see this host read-only with its secrets hidden, "
-                                + "write only their workspace, have no network and a minimal environment", null);
+                case SANDBOX -> withEgress(backend, egress, eg -> {
+                    SandboxEngine.Builder b = SandboxEngine.builder().artifactService(artifacts);
+                    if (eg.policy() != null) {
+                        b.egress(eg.policy()).egressProxy(eg.proxy().get());
+                    }
+                    return sandbox.apply(b).build();
+                }, "a bubblewrap sandbox per run: programs see this host read-only with its secrets hidden, "
+                        + "write only their workspace, have no network of their own and a minimal environment");
                 case LOCAL -> new Opened(LocalEngine.builder().artifactService(artifacts).build(), backend,
                         "none: programs run on this host as " + userDescription() + " (a clean environment, "
                                 + "nothing else)", null);
-                case CONTAINER -> new Opened(ContainerEngine.builder().image(image).artifactService(artifacts).build(),
-                        backend, "a Docker container per workspace (image " + image + "): no network, no "
-                                + "capabilities, memory and process limits", null);
+                case CONTAINER -> withEgress(backend, egress, eg -> {
+                    ContainerEngine.Builder b = ContainerEngine.builder().image(image).artifactService(artifacts);
+                    if (eg.policy() != null) {
+                        b.egress(eg.policy()).egressProxy(eg.proxy().get());
+                    }
+                    return b.build();
+                }, "a Docker container per workspace (image " + image + "): no network of its own, no capabilities, "
+                        + "memory and process limits");
                 case JUPYTER -> new Opened(JupyterEngine.builder().artifactService(artifacts).build(), backend,
                         "none: a Jupyter kernel per workspace keeps Python state across cells, and runs on this host "
                                 + "as " + userDescription(), null);
@@ -132,6 +181,23 @@ public final class Backends {
             };
         } catch (CodeExecException e) {
             throw new Unavailable(backend, e.getMessage(), fix(backend, e), e);
+        }
+    }
+
+    /**
+     * The engine built with {@code egress}; where it cannot enforce an egress policy here, built without one, with the
+     * reason as the {@link Opened#egressNote()}.
+     */
+    private static Opened withEgress(Backend backend, Egress egress, Function<Egress, Engine> build,
+                                     String boundary) {
+        if (egress.policy() == null) {
+            return new Opened(build.apply(Egress.NONE), backend, boundary, null);
+        }
+        try {
+            return new Opened(build.apply(egress), backend, boundary + "; their one way out is the engine's egress "
+                    + "proxy, which lets them reach " + egress.allows() + " and nothing else", null);
+        } catch (UnsupportedCapabilityException e) {
+            return new Opened(build.apply(Egress.NONE), backend, boundary, null, firstLine(e.getMessage()));
         }
     }
 

@@ -39,8 +39,10 @@ import java.util.Map;
  * {@link OpenAiChatModel} from an embedded server on the loopback interface. The conversation stages a CSV into
  * {@code work/inputs/}, runs a Python analysis through {@code workspace_exec}, writes a chart and a Markdown summary to
  * {@code out/}, saves the summary as an artifact and ends with one lone fenced code block, which the response processor
- * runs. With {@code OPENAI_API_KEY} (and optionally {@code OPENAI_BASE_URL} and {@code OPENAI_MODEL}, for any
- * OpenAI-compatible server) the same assistant talks to that model.
+ * runs. Then, on the backends that hold programs to an egress policy (sandbox, container), the network step
+ * ({@link NetworkStep}): pip installs a package from the sample's own index, which the policy allows, and a request to
+ * another host gets the proxy's refusal. With {@code OPENAI_API_KEY} (and optionally {@code OPENAI_BASE_URL} and
+ * {@code OPENAI_MODEL}, for any OpenAI-compatible server) the same assistant talks to that model.
  *
  * <pre>
  * ./scripts/sample [--backend sandbox|local|container|jupyter|e2b] [--interactive] [--output DIR] [--image IMAGE]
@@ -112,10 +114,12 @@ public final class DataAnalystChatbot {
      * @param runDir    the folder of this run's outputs (it stays after the run)
      * @param outputs   the files of the workspace's {@code out/}, copied into {@code runDir/out/}
      * @param artifacts the artifacts saved in this run, as the model saw them ({@code artifact://name@version})
-     * @param answer    the assistant's last answer
+     * @param steps     the tool calls of the analysis (or of the chat)
+     * @param answer    the assistant's answer to the analysis (or its last answer in a chat)
+     * @param network   the network step: what it did, or why it was skipped; null in a chat
      */
     record Result(Backend backend, Path runDir, List<Path> outputs, List<String> artifacts,
-                  List<Transcript.Step> steps, String answer) {
+                  List<Transcript.Step> steps, String answer, NetworkStep.Outcome network) {
     }
 
     private DataAnalystChatbot() {
@@ -151,8 +155,12 @@ public final class DataAnalystChatbot {
      */
     static Result run(Options options, InputStream in, PrintStream out, Map<String, String> env)
             throws Backends.Unavailable {
-        return run(options, in, out, env, (backend, artifacts) -> Backends.open(backend, artifacts, options.image(),
-                options.template(), env));
+        try (PackageIndex index = PackageIndex.start()) {
+            Backends.Egress egress = new Backends.Egress(index.policy(), index::proxy, "the sample's package index ("
+                    + PackageIndex.HOST + ", on this host)");
+            return run(options, in, out, env, (backend, artifacts) -> Backends.open(backend, artifacts,
+                    options.image(), options.template(), env, egress), index);
+        }
     }
 
     /** How a run opens its backend (tests open one the sandbox cannot start on). */
@@ -162,6 +170,15 @@ public final class DataAnalystChatbot {
 
     static Result run(Options options, InputStream in, PrintStream out, Map<String, String> env,
                       BackendOpener opener) throws Backends.Unavailable {
+        return run(options, in, out, env, opener, null);
+    }
+
+    /**
+     * @param index the package index of the network step, whose policy {@code opener} gave the engine; null skips
+     *              the step
+     */
+    static Result run(Options options, InputStream in, PrintStream out, Map<String, String> env,
+                      BackendOpener opener, PackageIndex index) throws Backends.Unavailable {
         Path runDir = createRunDir(options.output());
         FileSystemArtifactService artifacts = FileSystemArtifactService.at(runDir.resolve("artifacts"));
         String apiKey = env.get("OPENAI_API_KEY");
@@ -210,13 +227,16 @@ public final class DataAnalystChatbot {
 
                 String answer = options.interactive() ? chat(analyst, in, out, offline)
                         : ask(analyst, AnalystScript.DEMO_REQUEST, out);
+                List<Transcript.Step> steps = transcript.steps();
+                NetworkStep.Outcome network = options.interactive() ? null
+                        : NetworkStep.run(opened, index, message -> ask(analyst, message, out), transcript, out);
                 List<Path> outputs = copyOutputs(workspace, runDir, out);
                 List<String> saved = listArtifacts(artifacts, workspace.artifactPrefix(), out);
                 out.println("\nTo chat with the analyst yourself: ./scripts/sample --interactive"
                         + (options.backend() == null ? "" : " --backend " + options.backend().flag())
                         + (offline ? "   (offline, the scripted model understands a few commands: type help; "
                         + "set OPENAI_API_KEY for a real model)" : ""));
-                return new Result(opened.backend(), runDir, outputs, saved, transcript.steps(), answer);
+                return new Result(opened.backend(), runDir, outputs, saved, steps, answer, network);
             }
         }
     }

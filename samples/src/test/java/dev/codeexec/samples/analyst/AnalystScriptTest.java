@@ -88,6 +88,70 @@ class AnalystScriptTest {
         }
     }
 
+    @Test
+    void should_unpack_the_wheel_itself_when_pip_is_missing_and_answer_with_the_refusal() {
+        String index = "http://pypi.local:8080/simple/";
+        Conversation c = new Conversation(NetworkScript.request(index));
+        AnalystScript.Reply pip = script.next(c.request());
+        assertThat(pip.args().path("command").asText()).isEqualTo(NetworkScript.pip(index))
+                .contains("--index-url http://pypi.local:8080/simple/", "--target work/lib");
+        c.answer(pip, "exit_code: 1 | timed_out: false | truncated: false | duration: 0.1s\n--- stderr ---\n"
+                + "/usr/bin/python3: No module named pip");
+
+        AnalystScript.Reply write = script.next(c.request());
+        assertThat(write.args().path("path").asText()).isEqualTo("work/fetch_wheel.py");
+        c.answer(write, "created work/fetch_wheel.py");
+        AnalystScript.Reply fetch = script.next(c.request());
+        assertThat(fetch.args().path("command").asText())
+                .isEqualTo("python3 work/fetch_wheel.py http://pypi.local:8080/simple/ tinystats work/lib");
+        c.answer(fetch, "exit_code: 0 | timed_out: false | truncated: false | duration: 0.1s\n--- stdout ---\n"
+                + "Successfully installed tinystats-0.1.0-py3-none-any.whl into work/lib (without pip)");
+        c.answer(script.next(c.request()), "created work/use_tinystats.py");
+        AnalystScript.Reply use = script.next(c.request());
+        assertThat(use.args().path("command").asText()).isEqualTo("python3 work/use_tinystats.py");
+        c.answer(use, "exit_code: 0 | timed_out: false | truncated: false | duration: 0.1s\n--- stdout ---\n"
+                + "tinystats 0.1.0 from work/lib/tinystats/__init__.py\ncount: 36\nsum: 2683.75\nmean: 74.55\n"
+                + "median: 75.0\nmin: -10.0\nmax: 180.0");
+        c.answer(script.next(c.request()), "created work/reach.py");
+        AnalystScript.Reply reach = script.next(c.request());
+        assertThat(reach.args().path("command").asText()).isEqualTo("python3 work/reach.py");
+        c.answer(reach, "exit_code: 0 | timed_out: false | truncated: false | duration: 0.1s\n--- stdout ---\n"
+                + "http://example.org/ -> refused: 403 egress to example.org:80 is not allowed by the policy; "
+                + "allowed: pypi.local:8080\n");
+
+        assertThat(script.next(c.request()).text()).startsWith("Installed tinystats 0.1.0 from pypi.local")
+                .contains("median 75.0, mean 74.55, from -10.0 to 180.0 over 36 sales")
+                .contains("- http://example.org/ -> refused: 403 egress to example.org:80 is not allowed");
+    }
+
+    /** The wheel the index serves, installed by pip and by the script for hosts without pip, then used. */
+    @Test
+    void should_install_the_served_wheel_with_pip_and_without_it() {
+        String python = Requirements.requireCommand("python3");
+        try (PackageIndex index = PackageIndex.start(); LocalEngine engine = LocalEngine.create()) {
+            String url = "http://127.0.0.1:" + index.port() + "/simple/";
+            Workspace ws = engine.manager().createWorkspace("index", WorkspacePolicy.DEFAULT);
+            engine.fs().putFiles(ws, List.of(PutFile.of(AnalystScript.CSV_PATH, AnalystScript.salesCsv()),
+                    PutFile.of("work/fetch_wheel.py", NetworkScript.FETCH_PY),
+                    PutFile.of("work/use_tinystats.py", NetworkScript.USE_PY)));
+
+            RunResult fetched = run(engine, ws, python + " work/fetch_wheel.py " + url + " tinystats work/lib");
+            assertThat(fetched.exitCode()).as(fetched.toString()).isZero();
+            RunResult used = run(engine, ws, python + " work/use_tinystats.py");
+            assertThat(used.exitCode()).as(used.toString()).isZero();
+            assertThat(used.stdout()).contains("count: 36", "sum: 2683.75",
+                    "median: 75.0");
+
+            Requirements.require(run(engine, ws, python + " -m pip --version").exitCode() == 0,
+                    "pip for " + python);
+            RunResult pip = run(engine, ws, python + " -m pip install --disable-pip-version-check --no-cache-dir "
+                    + "--target work/lib2 --index-url " + url + " tinystats");
+            assertThat(pip.exitCode()).as(pip.toString()).isZero();
+            assertThat(pip.stdout()).contains("Successfully installed "
+                    + "tinystats-0.1.0");
+        }
+    }
+
     private static RunResult run(LocalEngine engine, Workspace ws, String line) {
         return engine.runner().runProgram(ws, RunProgramSpec.shell(line).cleanEnv(true)
                 .timeout(Duration.ofSeconds(60)).build());

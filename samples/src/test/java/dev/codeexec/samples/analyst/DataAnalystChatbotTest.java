@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.e2b.FakeE2b;
 import dev.codeexec.e2b.FakeTesting;
-import dev.codeexec.sandbox.SandboxEngine;
 import dev.codeexec.testing.Requirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -14,6 +13,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,6 +43,61 @@ class DataAnalystChatbotTest {
 
         assertThat(r.backend()).isEqualTo(backend);
         assertDemo(r);
+        if (backend == Backend.SANDBOX || backend == Backend.CONTAINER) {
+            if (r.network().ran()) {
+                assertNetwork(r);
+            } else {
+                assertThat(r.network().skipped()).contains("cannot enforce an egress policy here");
+            }
+        } else {
+            assertThat(r.network().skipped()).contains("The " + backend.flag() + " backend cannot enforce an egress "
+                    + "policy");
+        }
+    }
+
+    /**
+     * The network step on the sandbox: pip installs tinystats from the sample's index under the name pypi.local (the
+     * one destination the policy allows), the model uses it, and example.org gets the proxy's refusal.
+     */
+    @Test
+    void should_install_from_the_allowed_index_and_show_the_refusal_of_another_host_on_the_sandbox() throws Exception {
+        Requirements.requireCommand("bwrap");
+        DataAnalystChatbot.Result r = runDemo(Backend.SANDBOX);
+
+        assertDemo(r);
+        assertThat(r.network().ran()).as(String.valueOf(r.network().skipped())).isTrue();
+        assertNetwork(r);
+        assertThat(printed()).contains("Egress policy: allow pypi.local:", "Backend: sandbox, isolation:",
+                "their one way out is the engine's egress proxy");
+    }
+
+    @Test
+    void should_skip_the_network_step_and_say_why_on_the_local_backend() {
+        DataAnalystChatbot.Result r = runDemo(Backend.LOCAL);
+
+        assertThat(r.network().ran()).isFalse();
+        assertThat(r.network().steps()).isEmpty();
+        assertThat(printed()).contains("The local backend cannot enforce an egress policy", "The step is skipped: it "
+                + "is never run without an egress policy enforced.").doesNotContain("pip install");
+    }
+
+    private void assertNetwork(DataAnalystChatbot.Result r) {
+        List<Transcript.Step> steps = r.network().steps();
+        assertThat(steps).filteredOn(s -> s.arguments().contains("pip install") || s.arguments().contains(
+                "fetch_wheel.py " + "http")).last().satisfies(s -> assertThat(s.result()).startsWith("exit_code: 0")
+                .contains("Successfully installed tinystats-0.1.0"));
+        Transcript.Step use = steps.stream().filter(s -> s.arguments().contains("python3 work/use_tinystats.py"))
+                .findFirst().orElseThrow();
+        assertThat(use.result()).startsWith("exit_code: 0").contains("count: 36", "sum: 2683.75",
+                "tinystats 0.1.0 from work/lib/tinystats/__init__.py");
+        Transcript.Step reach = steps.get(steps.size() - 1);
+        assertThat(reach.arguments()).contains("python3 work/reach.py");
+        assertThat(reach.result()).contains("http://example.org/ -> refused: 403 egress to example.org:80 is not "
+                + "allowed by the policy; allowed: pypi.local:").contains("https://example.org/ -> refused:")
+                .contains("egress to example.org:443 is not allowed").doesNotContain("-> reached");
+        assertThat(r.network().answer()).startsWith("Installed tinystats 0.1.0 from pypi.local into work/lib.")
+                .contains("over 36 sales", "Other hosts are out of reach");
+        assertThat(r.answer()).as("the analysis's answer").contains("south");
     }
 
     /**
@@ -59,8 +114,7 @@ class DataAnalystChatbotTest {
             DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "e2b",
                     "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, env,
                     (backend, artifacts) -> Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, null, env,
-                            a -> SandboxEngine.builder().artifactService(a).build(),
-                            b -> b.user("root").baseDir(e2bBase.toString())));
+                            b -> b, b -> b.user("root").baseDir(e2bBase.toString())));
 
             assertThat(r.backend()).isEqualTo(Backend.E2B);
             assertDemo(r);
@@ -145,8 +199,8 @@ class DataAnalystChatbotTest {
     void should_fall_back_to_local_and_say_what_that_means_when_the_sandbox_cannot_run() throws Exception {
         DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--output",
                 output.toString()), new ByteArrayInputStream(new byte[0]), out, OFFLINE, (backend, artifacts) ->
-                Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, null, OFFLINE, a -> SandboxEngine.builder()
-                        .bwrapPath(Path.of("/nonexistent/bwrap")).artifactService(a).build(), b -> b));
+                Backends.open(backend, artifacts, Backends.DEFAULT_IMAGE, null, OFFLINE,
+                        b -> b.bwrapPath(Path.of("/nonexistent/bwrap")), b -> b));
 
         assertThat(r.backend()).isEqualTo(Backend.LOCAL);
         assertThat(printed()).contains("WARNING: the sandbox cannot run here, so this runs on the LOCAL backend, "
