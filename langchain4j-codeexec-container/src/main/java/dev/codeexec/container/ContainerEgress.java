@@ -7,7 +7,6 @@ import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.network.EgressBridge;
-import dev.codeexec.network.EgressEnvironment;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
@@ -15,7 +14,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The egress policy on containers: a workspace's container has no network at all ({@code --network none}: loopback
@@ -65,7 +63,7 @@ final class ContainerEgress implements AutoCloseable {
         return new ContainerEgress(WorkspaceEgress.start(policy, proxy.build()));
     }
 
-    /** The engine's egress, for the API. */
+    /** The engine's egress: its gates, their runs, narrowing. */
     WorkspaceEgress egress() {
         return egress;
     }
@@ -95,23 +93,8 @@ final class ContainerEgress implements AutoCloseable {
         }
     }
 
-    /** The variables that send every common client through the forwarder. */
-    Map<String, String> environment() {
-        return EgressEnvironment.variables(EgressBridge.PORT);
-    }
 
-    /**
-     * Counts a run of a workspace (its open connections end when its last run does), opening its gate again if it
-     * went down.
-     */
-    AutoCloseable run(String workspaceId) {
-        return egress.run(workspaceId);
-    }
 
-    /** Closes a removed workspace's gate. */
-    void closeWorkspace(String workspaceId) {
-        egress.closeWorkspace(workspaceId);
-    }
 
     @Override
     public void close() {

@@ -12,6 +12,7 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.network.EgressBridge;
 import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
@@ -266,7 +267,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         Map<String, String> env = environment().forRun(spec,
                 RunEnvironment.runtimeVariables(ContainerWorkspaces.ROOT, runDir, true));
         if (egress != null) {
-            env.putAll(egress.environment()); // the model's own proxy settings would lead nowhere
+            env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
         }
         long gid = nextGid.incrementAndGet();
         String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
@@ -281,7 +282,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control);
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
                 spec.outputListener());
-        AutoCloseable egressRun = egress == null ? null : egress.run(ws.id()); // opens a gate that went down
+        AutoCloseable egressRun = egress == null ? null : egress.egress().run(ws.id()); // opens a gate that went down
         return new PreparedRun(channel, launch) {
             @Override
             public RunResult check(RunResult r) {

@@ -198,7 +198,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
             }
         } finally {
             if (egress != null) {
-                egress.closeWorkspace(ws.id());
+                egress.egress().closeWorkspace(ws.id());
             }
         }
     }

@@ -6,8 +6,9 @@ import java.util.Locale;
 /**
  * Whether a sandboxed program may use the network.
  *
- * <p>The policy is binary on purpose: there is no host or port allow list. A program that needs a few hosts needs a
- * proxy outside this library.
+ * <p>The mode is binary: none or all. A program that needs a few hosts gets them with an egress policy
+ * ({@code SandboxEngine.builder().egress(policy)}), which keeps the network {@link #RESTRICTED} and makes the engine's
+ * proxy the only way out.
  */
 public enum NetworkMode {
 

@@ -4,14 +4,12 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.network.EgressBridge;
-import dev.codeexec.network.EgressEnvironment;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The egress policy on bubblewrap: programs keep their own network namespace (loopback only, no DNS), and their one
@@ -69,7 +67,7 @@ final class SandboxEgress implements AutoCloseable {
         return new SandboxEgress(WorkspaceEgress.start(policy, proxy.build()), filter);
     }
 
-    /** The engine's egress, for the API. */
+    /** The engine's egress: its gates, their runs, narrowing. */
     WorkspaceEgress egress() {
         return egress;
     }
@@ -87,25 +85,13 @@ final class SandboxEgress implements AutoCloseable {
         return List.of(Mount.aliased(DIR, Mount.Kind.RO_BIND, egress.directory(workspaceId).toString()));
     }
 
-    /** The variables that send every common client through the forwarder. */
-    Map<String, String> environment() {
-        return EgressEnvironment.variables(EgressBridge.PORT);
-    }
 
     /** The program argv of a run: the helper, then the program. */
     List<String> wrap(List<String> program) {
         return EgressBridge.argv(PythonHelper.PYTHON, DIR + "/" + WorkspaceEgress.SOCKET, seccomp, program);
     }
 
-    /** Counts a run of a workspace (its connections end when its last run does). */
-    AutoCloseable run(String workspaceId) {
-        return egress.run(workspaceId);
-    }
 
-    /** Closes a removed workspace's gate. */
-    void closeWorkspace(String workspaceId) {
-        egress.closeWorkspace(workspaceId);
-    }
 
     @Override
     public void close() {

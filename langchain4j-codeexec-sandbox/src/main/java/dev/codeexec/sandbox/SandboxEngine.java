@@ -258,7 +258,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
                 });
                 gates.forget(workspace);
                 if (egress != null) {
-                    egress.closeWorkspace(workspace.id());
+                    egress.egress().closeWorkspace(workspace.id());
                 }
             }
         };

@@ -6,6 +6,7 @@ import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.internal.host.Cgroups;
+import dev.codeexec.network.EgressBridge;
 import dev.codeexec.internal.host.HostProcessChannel;
 import dev.codeexec.internal.host.HostRunPlace;
 import dev.codeexec.spi.CommandLookup;
@@ -121,7 +122,7 @@ final class SandboxRunPlanner {
         }
         Map<String, String> env = environment.forRun(spec, runtime);
         if (egress != null) {
-            env.putAll(egress.environment()); // the model's own proxy settings would lead nowhere
+            env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
         }
 
         Path privateDir = runsDir.resolve(UUID.randomUUID().toString());
@@ -186,7 +187,7 @@ final class SandboxRunPlanner {
             // whose death ends the namespace at once (--die-with-parent).
             ProgramLaunch launch = new ProgramLaunch(argv, launchEnv, cwd.toString(), spec.stdin(), spec.timeout(),
                     outputCap, spec.outputListener());
-            egressRun = egress == null ? null : egress.run(workspaceId);
+            egressRun = egress == null ? null : egress.egress().run(workspaceId);
             return new SandboxRun(viaBwrap ? wrappedChannel : directChannel, launch, group, privateDir, viaBwrap,
                     root, plan, RunHistory.folderName(place.runDir()), allowList != null, egressRun);
         } catch (RuntimeException e) {

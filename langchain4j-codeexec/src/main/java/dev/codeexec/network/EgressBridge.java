@@ -48,6 +48,11 @@ public final class EgressBridge {
         return a;
     }
 
+    /** The run environment that sends every common client to the forwarder ({@link EgressEnvironment}). */
+    public static java.util.Map<String, String> environment() {
+        return EgressEnvironment.variables(PORT);
+    }
+
     /**
      * Refuses a result whose program the helper did not start.
      *
