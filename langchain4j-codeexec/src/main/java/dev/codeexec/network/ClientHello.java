@@ -37,14 +37,17 @@ final class ClientHello {
         if (length < 1) {
             return new Result(Kind.INCOMPLETE, Optional.empty());
         }
-        if ((data[0] & 0xff) != 0x16) {
+        int recordType = data[0] & 0xff;
+        if (recordType < 0x14 || recordType > 0x17) {
             return new Result(Kind.NOT_TLS, Optional.empty());
+        }
+        if (recordType != 0x16) {
+            // A TLS record that is not a handshake (an alert, change_cipher_spec, data) before the ClientHello: some
+            // servers skip it and read the next record, whose server name would then go unchecked.
+            return malformed();
         }
         if (length < 5) {
             return new Result(Kind.INCOMPLETE, Optional.empty());
-        }
-        if ((data[1] & 0xff) != 3) {
-            return new Result(Kind.NOT_TLS, Optional.empty());
         }
         int recordLength = ((data[3] & 0xff) << 8) | (data[4] & 0xff);
         if (recordLength > MAX_RECORD - 5) {

@@ -29,9 +29,11 @@ final class EgressConnection implements Runnable {
     /** How long the program's socket stays open for reading after a plain HTTP response was sent whole. */
     static final long LINGER_MILLIS = 2000;
 
+    /** How long a program has to send its request. */
+    static final long REQUEST_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+
     private final EgressGate gate;
     private final SocketChannel client;
-    private final boolean overLimit;
     private final Instant started = Instant.now();
     private final long startedNanos = System.nanoTime();
     private volatile SocketChannel upstream;
@@ -51,10 +53,25 @@ final class EgressConnection implements Runnable {
     private volatile String reason = "";
     private volatile String address = "";
 
-    EgressConnection(EgressGate gate, SocketChannel client, boolean overLimit) {
+    EgressConnection(EgressGate gate, SocketChannel client) {
         this.gate = gate;
         this.client = client;
-        this.overLimit = overLimit;
+    }
+
+    /**
+     * Refuses a connection over the workspace's limit on the accepting thread, without reading it: an HTTP client
+     * reads a 429 that says why, any other sees the connection end. Its socket closes a moment later.
+     */
+    static void refuseOverLimit(EgressProxy proxy, SocketChannel client, int limit) {
+        try {
+            client.configureBlocking(false); // never wait on a program that does not read
+            client.write(java.nio.ByteBuffer.wrap(ProxyRequest.refusal(EgressTarget.Kind.HTTP, 429, 0,
+                    "egress refused: the workspace already has " + limit + " connections open")));
+            client.shutdownOutput();
+            proxy.watchdog.schedule(() -> closeQuietly(client), LINGER_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(client);
+        }
     }
 
     @Override
@@ -70,11 +87,6 @@ final class EgressConnection implements Runnable {
             }
             target = request.target();
             EgressTarget.Kind kind = target.kind();
-            if (overLimit) {
-                limited(kind, "egress to " + target + " refused: the workspace already has "
-                        + gate.proxy().limits.maxConnections() + " connections open");
-                return;
-            }
             if (gate.budgetUsedUp()) {
                 limited(kind, "egress to " + target + " refused: the workspace used its egress budget of "
                         + gate.proxy().limits.maxBytes() + " bytes");
@@ -106,7 +118,7 @@ final class EgressConnection implements Runnable {
             carriers.incrementAndGet();
             try {
                 gate.proxy().threads.execute(kind.tunnel() ? this::carryDown : () -> carryResponse(headRequest));
-            } catch (RuntimeException e) {
+            } catch (Throwable t) { // no thread: the connection ends
                 carriers.decrementAndGet();
                 end();
                 return;
@@ -177,7 +189,8 @@ final class EgressConnection implements Runnable {
                 case HELLO:
                     Optional<String> sni = r.serverName();
                     if (sni.isPresent() && !EgressTarget.normalize(sni.get()).equals(target.host())) {
-                        return refuseTunnel("the TLS server name '" + sni.get() + "' is not the tunnel's host "
+                        return refuseTunnel("the TLS server name '" + sni.get().replaceAll("[^\\x21-\\x7e]", "?")
+                                + "' is not the tunnel's host "
                                 + target.host() + " (domain fronting is refused)");
                     }
                     return ByteBuffer.wrap(held, 0, n);
@@ -310,8 +323,18 @@ final class EgressConnection implements Runnable {
         lastActivity = System.nanoTime();
     }
 
-    long idleSince(long now) {
-        return awaitingApproval ? 0 : now - lastActivity;
+    /**
+     * True when the connection has waited too long: for its request ({@link #REQUEST_TIMEOUT_NANOS}), or with no
+     * byte either way ({@code idleNanos}); never while the approver is being asked.
+     */
+    boolean expired(long now, long idleNanos) {
+        if (awaitingApproval) {
+            return false;
+        }
+        if (target == null && reason.isEmpty()) {
+            return now - startedNanos > Math.min(REQUEST_TIMEOUT_NANOS, idleNanos);
+        }
+        return now - lastActivity > idleNanos;
     }
 
     void endIdle() {
@@ -328,6 +351,9 @@ final class EgressConnection implements Runnable {
         if (ended.compareAndSet(false, true)) {
             closeQuietly(client);
             closeQuietly(upstream);
+            if (lingering) {
+                gate.ended(this); // counted until its socket really closed
+            }
         }
     }
 
@@ -337,8 +363,8 @@ final class EgressConnection implements Runnable {
         }
         if (!lingering) {
             end();
+            gate.ended(this);
         }
-        gate.ended(this);
         if (target != null && reported.compareAndSet(false, true)) {
             gate.proxy().report(new EgressEvent(started, gate.workspaceId(), target, outcome, rule, reason, address,
                     up.get(), down.get(), Duration.ofNanos(System.nanoTime() - startedNanos)));

@@ -67,20 +67,34 @@ public final class EgressGate implements AutoCloseable {
                 if (closed) {
                     return;
                 }
+                pause(); // out of descriptors, say: try again a moment later, without spinning
                 continue;
             }
-            boolean overLimit = open.incrementAndGet() > proxy.limits.maxConnections();
-            EgressConnection c = new EgressConnection(this, client, overLimit);
+            if (open.incrementAndGet() > proxy.limits.maxConnections()) {
+                // Refused here, without a thread: a program cannot make the proxy hold more than its limit.
+                open.decrementAndGet();
+                EgressConnection.refuseOverLimit(proxy, client, proxy.limits.maxConnections());
+                continue;
+            }
+            EgressConnection c = new EgressConnection(this, client);
             connections.add(c);
             if (closed) {
                 c.end();
             }
             try {
                 proxy.threads.execute(c);
-            } catch (RuntimeException e) {
-                c.end(); // the proxy is closing
+            } catch (Throwable t) { // the proxy is closing, or no thread can be made: the connection ends
+                c.end();
                 ended(c);
             }
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -104,10 +118,14 @@ public final class EgressGate implements AutoCloseable {
         return policy;
     }
 
-    /** Narrows the policy for the rest of the gate's life (never widens it); connections open now are kept. */
+    /**
+     * Narrows the policy for the rest of the gate's life (never widens it); connections open now are kept. What the
+     * approver allowed for the workspace before is forgotten: it was allowed under the wider policy.
+     */
     public void narrow(EgressPolicy narrower) {
         synchronized (this) {
             policy = policy.narrowedBy(narrower);
+            approved.clear();
         }
     }
 
@@ -131,7 +149,7 @@ public final class EgressGate implements AutoCloseable {
     void endIdleConnections(Duration idle) {
         long now = System.nanoTime();
         for (EgressConnection c : connections) {
-            if (c.idleSince(now) > idle.toNanos()) {
+            if (c.expired(now, idle.toNanos())) {
                 c.endIdle();
             }
         }

@@ -93,8 +93,9 @@ public final class EgressPolicy {
     }
 
     /**
-     * This policy narrowed by {@code other}: a connection is allowed only when both allow it, refused when either
-     * refuses, and otherwise not covered.
+     * This policy narrowed by {@code other}: a connection is allowed only when both allow it, and refused when
+     * {@code other} does not allow it (an approver is asked only about what this policy does not cover and
+     * {@code other} allows).
      */
     public EgressPolicy narrowedBy(EgressPolicy other) {
         Objects.requireNonNull(other, "other");
@@ -120,16 +121,20 @@ public final class EgressPolicy {
         return combine(decideOwn(target, addresses), narrower == null ? null : narrower.decide(target, addresses));
     }
 
-    /** Both must allow; either refusing refuses; otherwise not covered. */
+    /**
+     * Narrowed: what the narrower does not allow is refused (no approver widens a narrowed policy); otherwise this
+     * policy decides.
+     */
     private static EgressDecision combine(EgressDecision own, EgressDecision other) {
         if (other == null || own.verdict() == EgressDecision.Verdict.DENIED
                 || other.verdict() == EgressDecision.Verdict.ALLOWED) {
             return own;
         }
-        if (other.verdict() == EgressDecision.Verdict.DENIED || own.verdict() == EgressDecision.Verdict.ALLOWED) {
+        if (other.verdict() == EgressDecision.Verdict.DENIED) {
             return other;
         }
-        return own;
+        return EgressDecision.denied(null, other.reason().replace("is not allowed by the policy",
+                "is not allowed by the narrowed policy"));
     }
 
     private EgressDecision screenOwn(EgressTarget target) {
@@ -146,8 +151,20 @@ public final class EgressPolicy {
                 return EgressDecision.allowed(r, "allowed by the rule '" + r + "'");
             }
         }
+        if (!literal.isEmpty() && IpRange.isNonPublic(literal.get(0))) {
+            return EgressDecision.denied(null, "egress to " + target + " is not allowed: it is the non-public "
+                    + "address " + IpRange.canonical(literal.get(0)).getHostAddress() + ", which only a rule naming "
+                    + "that address or its range allows");
+        }
         if (allowOthers) {
             return EgressDecision.allowed(null, "allowed: no rule denies it");
+        }
+        for (EgressRule r : rules) {
+            // A host the policy names, asked for on another port or kind: refused, not a question for an approver.
+            if (r.action() == EgressRule.Action.ALLOW && r.matchesHost(target)) {
+                return EgressDecision.denied(null, "egress to " + target + " is not allowed: the policy allows "
+                        + target.host() + " only as '" + r.destination() + "'");
+            }
         }
         return EgressDecision.unknown(refusal(target));
     }

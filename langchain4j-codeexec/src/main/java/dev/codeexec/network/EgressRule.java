@@ -18,8 +18,9 @@ import java.util.regex.Pattern;
  *       dot. A name rule never matches a connection asked for by IP address. An address rule matches an IP asked
  *       for directly and, for a name another rule let through, the addresses it resolves to: it can deny them, or
  *       allow a non-public one (see {@link EgressPolicy});</li>
- *   <li>ports: one port, a range {@code 8000-8100}, or {@code *} for all. Without ports a rule covers the scheme's
- *       port ({@code http} 80, {@code https} 443), and without a scheme both 80 and 443;</li>
+ *   <li>ports: one port, a range {@code 8000-8100}, or {@code *} for all. Without ports an allow rule covers the
+ *       scheme's port ({@code http} 80, {@code https} 443), and without a scheme both 80 and 443; a deny rule without
+ *       ports covers every port;</li>
  *   <li>scheme: {@code http} for plain HTTP requests only, {@code https} for tunnels only (HTTP {@code CONNECT},
  *       SOCKS5), {@code tcp} (or none) for both.</li>
  * </ul>
@@ -141,7 +142,10 @@ public final class EgressRule {
             if (ports != null) {
                 throw bad(rule, "':' must be followed by a port, a range or '*'");
             }
-            if (defaultPort == 0) {
+            if (action == Action.DENY) {
+                from = 1; // a host denied is denied on every port
+                to = 65535;
+            } else if (defaultPort == 0) {
                 from = 80;
                 to = 443;
                 both = true;
@@ -250,13 +254,18 @@ public final class EgressRule {
         return coversPort(target.port());
     }
 
-    /** True when this is a name rule matching the target's host name. */
-    boolean matchesName(EgressTarget target) {
-        if (name == null || target.isAddress() || !coversPortAndKind(target)) {
+    /** True when this is a name rule matching the target's host name on any port and kind. */
+    boolean matchesHost(EgressTarget target) {
+        if (name == null || target.isAddress()) {
             return false;
         }
         String h = target.host();
         return wildcard ? h.endsWith("." + name) : h.equals(name);
+    }
+
+    /** True when this is a name rule matching the target's host name. */
+    boolean matchesName(EgressTarget target) {
+        return coversPortAndKind(target) && matchesHost(target);
     }
 
     /** True when this is an address rule containing {@code address}, for the target's port and protocol. */

@@ -26,7 +26,11 @@ public final class IpRange {
             parse("192.168.0.0/16"), parse("198.18.0.0/15"), parse("198.51.100.0/24"), parse("203.0.113.0/24"),
             parse("224.0.0.0/4"), parse("240.0.0.0/4"),
             parse("::/128"), parse("::1/128"), parse("64:ff9b:1::/48"), parse("100::/64"), parse("2001:db8::/32"),
-            parse("fc00::/7"), parse("fe80::/10"), parse("ff00::/8"));
+            parse("fc00::/7"), parse("fe80::/10"), parse("fec0::/10"), parse("ff00::/8"));
+
+    /** IPv6 ranges that carry an IPv4 address (NAT64, IPv4-compatible, 6to4), and where in the 16 bytes it is. */
+    private static final List<IpRange> NAT64 = List.of(parse("64:ff9b::/96"), parse("::/96"));
+    private static final IpRange SIX_TO_FOUR = parse("2002::/16");
 
     private final byte[] network;
     private final int prefix;
@@ -80,8 +84,21 @@ public final class IpRange {
             if (t.indexOf('%') >= 0 || !t.matches("[0-9A-Fa-f:.]+")) {
                 return null;
             }
-        } else if (!t.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
-            return null;
+        } else {
+            // Four decimal octets only, parsed here: InetAddress would look up anything it cannot parse.
+            if (!t.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
+                return null;
+            }
+            String[] octets = t.split("\\.");
+            byte[] b = new byte[4];
+            for (int i = 0; i < 4; i++) {
+                int v = Integer.parseInt(octets[i]);
+                if (v > 255) {
+                    return null;
+                }
+                b[i] = (byte) v;
+            }
+            return b;
         }
         try {
             return canonical(InetAddress.getByName(t)).getAddress();
@@ -134,14 +151,43 @@ public final class IpRange {
         return b.length == network.length && Arrays.equals(mask(b, prefix), network);
     }
 
-    /** True when {@code address} is not on the public internet (see {@link #NON_PUBLIC}). */
+    /**
+     * True when {@code address} is not on the public internet (see {@link #NON_PUBLIC}), or is an IPv6 address that
+     * carries a non-public IPv4 address (NAT64 {@code 64:ff9b::/96}, IPv4-compatible {@code ::/96}, 6to4
+     * {@code 2002::/16}), which a translating network would deliver there.
+     */
     public static boolean isNonPublic(InetAddress address) {
         for (IpRange r : NON_PUBLIC) {
             if (r.contains(address)) {
                 return true;
             }
         }
-        return false;
+        InetAddress embedded = embeddedIpv4(address);
+        return embedded != null && isNonPublic(embedded);
+    }
+
+    private static InetAddress embeddedIpv4(InetAddress address) {
+        byte[] b = address.getAddress();
+        if (b.length != 16) {
+            return null;
+        }
+        int from = -1;
+        for (IpRange r : NAT64) {
+            if (r.contains(address)) {
+                from = 12;
+            }
+        }
+        if (SIX_TO_FOUR.contains(address)) {
+            from = 2;
+        }
+        if (from < 0) {
+            return null;
+        }
+        try {
+            return InetAddress.getByAddress(Arrays.copyOfRange(b, from, from + 4));
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** True for an IPv4 block. */

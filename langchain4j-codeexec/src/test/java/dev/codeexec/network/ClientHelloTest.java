@@ -42,6 +42,20 @@ class ClientHelloTest {
     }
 
     @Test
+    void a_tls_record_other_than_a_handshake_first_or_an_odd_record_version_is_still_screened() throws Exception {
+        byte[] hello = TlsHellos.clientHello("other.test");
+        byte[] alertFirst = new byte[7 + hello.length];
+        System.arraycopy(new byte[] {0x15, 3, 1, 0, 2, 1, 0x70}, 0, alertFirst, 0, 7); // a warning alert
+        System.arraycopy(hello, 0, alertFirst, 7, hello.length);
+        assertThat(ClientHello.inspect(alertFirst, alertFirst.length).kind()).isEqualTo(ClientHello.Kind.MALFORMED);
+        byte[] oddVersion = Arrays.copyOf(hello, hello.length);
+        oddVersion[1] = 2;
+        ClientHello.Result r = ClientHello.inspect(oddVersion, oddVersion.length);
+        assertThat(r.kind()).isEqualTo(ClientHello.Kind.HELLO);
+        assertThat(r.serverName()).hasValue("other.test");
+    }
+
+    @Test
     void a_handshake_record_that_lies_about_its_contents_is_malformed() throws Exception {
         byte[] hello = TlsHellos.clientHello("pypi.org");
         byte[] lying = Arrays.copyOf(hello, hello.length);

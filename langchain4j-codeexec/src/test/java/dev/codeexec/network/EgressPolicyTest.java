@@ -48,16 +48,17 @@ class EgressPolicyTest {
     }
 
     @Test
-    void a_rule_without_ports_covers_80_and_443_only_and_ports_can_be_named() {
+    void an_allow_rule_without_ports_covers_80_and_443_only_and_another_port_of_a_named_host_is_refused() {
         EgressPolicy p = EgressPolicy.allowing("pypi.org", "git.example.com:9418", "api.example.com:8000-8100",
                 "any.example.com:*");
         assertThat(p.screen(connect("pypi.org", 80)).verdict()).isEqualTo(Verdict.ALLOWED);
         assertThat(p.screen(connect("pypi.org", 443)).verdict()).isEqualTo(Verdict.ALLOWED);
-        assertThat(p.screen(connect("pypi.org", 22)).verdict()).isEqualTo(Verdict.UNKNOWN);
+        assertThat(p.screen(connect("pypi.org", 22)).verdict()).isEqualTo(Verdict.DENIED);
+        assertThat(p.screen(connect("pypi.org", 22)).reason()).contains("allows pypi.org only as 'pypi.org'");
         assertThat(p.screen(connect("git.example.com", 9418)).verdict()).isEqualTo(Verdict.ALLOWED);
-        assertThat(p.screen(connect("git.example.com", 443)).verdict()).isEqualTo(Verdict.UNKNOWN);
+        assertThat(p.screen(connect("git.example.com", 443)).verdict()).isEqualTo(Verdict.DENIED);
         assertThat(p.screen(connect("api.example.com", 8050)).verdict()).isEqualTo(Verdict.ALLOWED);
-        assertThat(p.screen(connect("api.example.com", 8101)).verdict()).isEqualTo(Verdict.UNKNOWN);
+        assertThat(p.screen(connect("api.example.com", 8101)).verdict()).isEqualTo(Verdict.DENIED);
         assertThat(p.screen(connect("any.example.com", 5432)).verdict()).isEqualTo(Verdict.ALLOWED);
     }
 
@@ -66,11 +67,41 @@ class EgressPolicyTest {
         EgressPolicy p = EgressPolicy.allowing("https://secure.example.com", "http://plain.example.com");
         assertThat(p.screen(connect("secure.example.com", 443)).verdict()).isEqualTo(Verdict.ALLOWED);
         assertThat(p.screen(new EgressTarget("secure.example.com", 443, EgressTarget.Kind.HTTP)).verdict())
-                .isEqualTo(Verdict.UNKNOWN);
-        assertThat(p.screen(connect("secure.example.com", 80)).verdict()).isEqualTo(Verdict.UNKNOWN);
+                .isEqualTo(Verdict.DENIED);
+        assertThat(p.screen(connect("secure.example.com", 80)).verdict()).isEqualTo(Verdict.DENIED);
         assertThat(p.screen(new EgressTarget("plain.example.com", 80, EgressTarget.Kind.HTTP)).verdict())
                 .isEqualTo(Verdict.ALLOWED);
-        assertThat(p.screen(connect("plain.example.com", 80)).verdict()).isEqualTo(Verdict.UNKNOWN);
+        assertThat(p.screen(connect("plain.example.com", 80)).verdict()).isEqualTo(Verdict.DENIED);
+    }
+
+    @Test
+    void a_deny_rule_without_ports_covers_every_port() {
+        EgressPolicy p = EgressPolicy.builder().deny("paste.example").allowOthers().build();
+        for (int port : new int[] {22, 80, 443, 8443}) {
+            assertThat(p.screen(connect("paste.example", port)).verdict()).as("port %d", port)
+                    .isEqualTo(Verdict.DENIED);
+        }
+        assertThat(p.screen(connect("other.example", 8443)).verdict()).isEqualTo(Verdict.ALLOWED);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"64:ff9b::a00:5", "64:ff9b::7f00:1", "::127.0.0.1", "2002:a9fe:a9fe::1", "fec0::1"})
+    void ipv6_addresses_that_carry_a_non_public_ipv4_address_are_non_public(String address) {
+        assertThat(IpRange.isNonPublic(IpRange.addressOf(address))).isTrue();
+        EgressPolicy p = EgressPolicy.allowAll();
+        assertThat(p.decide(connect("cdn.example", 443), at(address)).verdict()).isEqualTo(Verdict.DENIED);
+    }
+
+    @Test
+    void ipv6_addresses_that_carry_a_public_ipv4_address_stay_public() {
+        assertThat(IpRange.isNonPublic(IpRange.addressOf("64:ff9b::9765:df"))).isFalse(); // 151.101.0.223
+        assertThat(IpRange.isNonPublic(IpRange.addressOf("2a04:4e42::223"))).isFalse();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"999.1.1.1", "256.0.0.1", "1.2.3.4.5"})
+    void strings_that_only_look_like_ipv4_are_names_and_never_looked_up_as_literals(String text) {
+        assertThat(IpRange.isLiteral(text)).isFalse();
     }
 
     @Test
@@ -142,13 +173,16 @@ class EgressPolicyTest {
         EgressPolicy engine = EgressPolicy.allowing("pypi.org", "files.pythonhosted.org");
         EgressPolicy narrowed = engine.narrowedBy(EgressPolicy.allowing("pypi.org", "example.org"));
         assertThat(narrowed.screen(connect("pypi.org", 443)).verdict()).isEqualTo(Verdict.ALLOWED);
-        assertThat(narrowed.screen(connect("files.pythonhosted.org", 443)).verdict()).isEqualTo(Verdict.UNKNOWN);
+        // What the narrower does not allow is refused outright: no approver widens a narrowed policy.
+        assertThat(narrowed.screen(connect("files.pythonhosted.org", 443)).verdict()).isEqualTo(Verdict.DENIED);
+        assertThat(narrowed.screen(connect("files.pythonhosted.org", 443)).reason())
+                .contains("is not allowed by the narrowed policy");
         assertThat(narrowed.screen(connect("example.org", 443)).verdict()).isEqualTo(Verdict.UNKNOWN);
         EgressPolicy denying = engine.narrowedBy(EgressPolicy.builder().deny("pypi.org").allowOthers().build());
         assertThat(denying.screen(connect("pypi.org", 443)).verdict()).isEqualTo(Verdict.DENIED);
         assertThat(denying.screen(connect("files.pythonhosted.org", 443)).verdict()).isEqualTo(Verdict.ALLOWED);
         assertThat(EgressPolicy.allowAll().narrowedBy(EgressPolicy.denyAll()).screen(connect("a.example", 443))
-                .verdict()).isEqualTo(Verdict.UNKNOWN);
+                .verdict()).isEqualTo(Verdict.DENIED);
     }
 
     @ParameterizedTest

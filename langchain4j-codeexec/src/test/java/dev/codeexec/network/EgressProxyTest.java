@@ -387,8 +387,46 @@ class EgressProxyTest {
         assertThat(proxy.gates()).doesNotContain(gate);
         try (ProxyClient c = new ProxyClient(gate.port())) {
             assertThat(c.connect("allowed.test:" + internet.echoPort())).doesNotContain("200");
-        } catch (java.net.ConnectException expected) {
-            // nothing listens any more
+        } catch (java.net.SocketException expected) {
+            // nothing listens any more: refused, or reset by the closed listener's backlog
+        }
+    }
+
+    @Test
+    void connections_over_the_limit_take_no_thread_and_a_silent_program_is_ended() throws Exception {
+        EgressGate gate = gate(EgressProxy.builder().limits(EgressLimits.DEFAULT.withMaxConnections(2)));
+        int before = Thread.activeCount();
+        java.util.List<ProxyClient> silent = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 50; i++) {
+                silent.add(new ProxyClient(gate.port())); // never sends a request
+            }
+            // The 48 over the limit were answered at once on the accepting thread.
+            int refused = 0;
+            for (ProxyClient c : silent.subList(2, silent.size())) {
+                refused += c.head().startsWith("HTTP/1.1 429 ") ? 1 : 0;
+            }
+            assertThat(refused).isEqualTo(48);
+            assertThat(Thread.activeCount() - before).as("threads for 50 silent connections").isLessThan(20);
+        } finally {
+            for (ProxyClient c : silent) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    void an_approval_given_before_a_narrowing_does_not_survive_it() throws Exception {
+        proxy = EgressProxy.builder().resolver(FakeInternet.resolver()).listener(events::add)
+                .approver(EgressApprover.of(r -> EgressApproval.ALLOW_FOR_WORKSPACE)).build();
+        EgressGate gate = proxy.openLoopback("ws-5", EgressPolicy.allowing(FakeInternet.ADDRESS + ":*"));
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            assertThat(c.connect("allowed.test:" + internet.echoPort())).startsWith("HTTP/1.1 200 ");
+        }
+        gate.narrow(EgressPolicy.allowing("pypi.test:*"));
+        try (ProxyClient c = new ProxyClient(gate.port())) {
+            assertThat(c.connect("allowed.test:" + internet.echoPort())).startsWith("HTTP/1.1 403 ")
+                    .contains("narrowed policy");
         }
     }
 
