@@ -1,12 +1,13 @@
 # Installs a pure-Python wheel without pip: finds it on a simple index page and unpacks it (a wheel is a zip).
 # usage: python3 fetch_wheel.py INDEX_URL PACKAGE TARGET_DIR
-# Speaks HTTP itself (a minimal image's Python has no http.client), through the proxy in HTTP_PROXY when there is one.
-import io
+# Speaks HTTP itself (a minimal image's Python has no http.client), through the proxy in HTTP_PROXY when there is one,
+# and unpacks the zip itself (zipfile needs modules such an image lacks; struct and zlib are built in).
 import os
 import re
 import socket
+import struct
 import sys
-import zipfile
+import zlib
 
 
 def get(url):
@@ -40,6 +41,36 @@ def get(url):
     return status, body
 
 
+def unzip(data, target):
+    """Extracts a zip archive (stored or deflated entries) from its central directory."""
+    end = data.rfind(b"PK\x05\x06")
+    if end < 0:
+        sys.exit("not a zip archive")
+    count, _, offset = struct.unpack("<HII", data[end + 10:end + 20])
+    pos = offset
+    for _ in range(count):
+        if data[pos:pos + 4] != b"PK\x01\x02":
+            sys.exit("a damaged zip archive")
+        method, = struct.unpack("<H", data[pos + 10:pos + 12])
+        csize, usize, nlen, xlen, clen = struct.unpack("<IIHHH", data[pos + 20:pos + 34])
+        local, = struct.unpack("<I", data[pos + 42:pos + 46])
+        name = data[pos + 46:pos + 46 + nlen].decode("utf-8")
+        pos += 46 + nlen + xlen + clen
+        if name.endswith("/"):
+            continue
+        if name.startswith("/") or ".." in name.split("/"):
+            sys.exit("an unsafe name in the archive: " + name)
+        lnlen, lxlen = struct.unpack("<HH", data[local + 26:local + 30])
+        raw = data[local + 30 + lnlen + lxlen:local + 30 + lnlen + lxlen + csize]
+        content = raw if method == 0 else zlib.decompress(raw, -15)
+        if len(content) != usize:
+            sys.exit("a damaged entry in the archive: " + name)
+        path = os.path.join(target, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(content)
+
+
 def join(base, ref):
     if "://" in ref:
         return ref
@@ -64,5 +95,5 @@ wheel_url = join(page_url, links[-1])
 status, data = get(wheel_url)
 if status != 200:
     sys.exit("%s -> %d" % (wheel_url, status))
-zipfile.ZipFile(io.BytesIO(data)).extractall(target)
+unzip(data, target)
 print("Successfully installed", wheel_url.rsplit("/", 1)[-1], "into", target, "(without pip)")
