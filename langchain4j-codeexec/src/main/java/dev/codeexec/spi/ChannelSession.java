@@ -3,7 +3,6 @@ package dev.codeexec.spi;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
-import dev.codeexec.internal.process.IoThreads;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

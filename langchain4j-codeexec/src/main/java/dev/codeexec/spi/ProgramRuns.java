@@ -4,7 +4,6 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
-import dev.codeexec.internal.process.IoThreads;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

@@ -2,7 +2,7 @@ package dev.codeexec.internal.host;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.StdStream;
-import dev.codeexec.internal.process.IoThreads;
+import dev.codeexec.spi.IoThreads;
 import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.OutputSink;
 import dev.codeexec.spi.ProcessChannel;

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.process;
+package dev.codeexec.spi;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -11,7 +11,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The shared I/O threads of runs and sessions, and the bounded waits on them. Internal: not part of the API.
+ * The shared I/O threads of runs and sessions, and the bounded waits on them: part of the backend SPI, because
+ * {@link ProgramRuns} and {@link ChannelSession} wait on them and a backend's {@link ProcessChannel} may pump on them
+ * (the host channel does).
  *
  * <p>Thread roles: I/O threads pump a host program's output into its sink and write stdin; they call the sink and
  * the listener, never back into an engine. All are daemons named {@code codeexec-io-N}.
