@@ -137,7 +137,7 @@ class ArchitectureTest {
         assertThat(sliced.stream().filter(slice -> slice.contains(classes.get(Engine.class))).findFirst())
                 .hasValueSatisfying(engine -> assertThat(engine).allMatch(c -> c.getPackageName().startsWith(ROOT + ".engine")));
         assertThat(sliceOf("dev.codeexecutor")).isEqualTo(SliceIdentifier.ignore());
-        assertThat(sliceOf("dev.codeexec.internal.host.x")).isEqualTo(SliceIdentifier.of("dev.codeexec.internal.host"));
+        assertThat(sliceOf("dev.codeexec.spi.host.x")).isEqualTo(SliceIdentifier.of("dev.codeexec.spi.host"));
         assertThat(sliceOf("dev.codeexec.engine.x")).isEqualTo(SliceIdentifier.of("dev.codeexec.engine"));
     }
 }

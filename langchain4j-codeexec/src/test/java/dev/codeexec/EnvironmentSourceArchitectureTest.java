@@ -10,7 +10,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.spi.EngineBuilder;
 
 /**
@@ -32,8 +32,8 @@ class EnvironmentSourceArchitectureTest {
     @ArchTest
     static final ArchRule only_the_host_channel_and_the_tree_killer_start_processes = noClasses()
             .that().doNotHaveFullyQualifiedName(HostProcessChannel.class.getName())
-            .and().doNotHaveFullyQualifiedName("dev.codeexec.internal.host.ProcessTreeKiller")
-            .and().doNotHaveFullyQualifiedName("dev.codeexec.internal.host.QuotaVolumes")
+            .and().doNotHaveFullyQualifiedName("dev.codeexec.spi.host.ProcessTreeKiller")
+            .and().doNotHaveFullyQualifiedName("dev.codeexec.spi.host.QuotaVolumes")
             .should().dependOnClassesThat().belongToAnyOf(ProcessBuilder.class)
             .because("a ProcessBuilder inherits the JVM's environment unless cleared; HostProcessChannel gives each "
                     + "process exactly its launch's environment (QuotaVolumes runs the host's file system tools, "

@@ -1,7 +1,7 @@
 package dev.codeexec.container;
 
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.internal.host.QuotaVolumes;
+import dev.codeexec.spi.host.QuotaVolumes;
 import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.WorkspaceSpace;
 import java.io.IOException;

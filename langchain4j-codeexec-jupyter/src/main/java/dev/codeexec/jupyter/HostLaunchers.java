@@ -1,7 +1,7 @@
 package dev.codeexec.jupyter;
 
-import dev.codeexec.internal.host.ParentDeath;
-import dev.codeexec.internal.host.PidNamespace;
+import dev.codeexec.spi.host.ParentDeath;
+import dev.codeexec.spi.host.PidNamespace;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

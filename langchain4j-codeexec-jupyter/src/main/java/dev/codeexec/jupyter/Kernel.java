@@ -7,7 +7,7 @@ import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
 import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.ProcessChannel;

@@ -2,7 +2,7 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.internal.host.QuotaVolumes;
+import dev.codeexec.spi.host.QuotaVolumes;
 import dev.codeexec.workspace.WorkspaceStorage;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.RunResult;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramRuns;

@@ -3,7 +3,7 @@ package dev.codeexec.sandbox;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.ResourceLimit;
-import dev.codeexec.internal.host.Cgroups;
+import dev.codeexec.spi.host.Cgroups;
 import java.util.EnumSet;
 import java.util.Set;
 

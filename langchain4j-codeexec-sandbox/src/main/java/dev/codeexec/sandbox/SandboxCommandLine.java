@@ -1,7 +1,7 @@
 package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.ResourceLimits;
-import dev.codeexec.internal.host.Cgroups;
+import dev.codeexec.spi.host.Cgroups;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -3,7 +3,7 @@ package dev.codeexec.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.engine.RunResult;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramRuns;
 import java.io.IOException;

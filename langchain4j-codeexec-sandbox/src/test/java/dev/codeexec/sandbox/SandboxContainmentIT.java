@@ -9,7 +9,7 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.host.Cgroups;
+import dev.codeexec.spi.host.Cgroups;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package dev.codeexec.sandbox;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProcessChannelContractTest;
 import dev.codeexec.spi.ProgramLaunch;

@@ -15,7 +15,7 @@ import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceBusyException;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramRuns;
 import java.io.IOException;

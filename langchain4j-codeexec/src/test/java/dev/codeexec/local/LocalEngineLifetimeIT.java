@@ -9,7 +9,7 @@ import static dev.codeexec.testing.HostProcesses.waitFor;
 import static dev.codeexec.testing.HostProcesses.withMarker;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.codeexec.internal.host.ParentDeath;
+import dev.codeexec.spi.host.ParentDeath;
 import dev.codeexec.testing.EngineChild;
 import dev.codeexec.testing.HostProcesses;
 import dev.codeexec.testing.Requirements;

@@ -10,7 +10,7 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.host.Cgroups;
+import dev.codeexec.spi.host.Cgroups;
 import dev.codeexec.testing.Requirements;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -15,7 +15,7 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.host.HostRunPlace;
+import dev.codeexec.spi.host.HostRunPlace;
 import dev.codeexec.spi.BoundedOutput;
 import dev.codeexec.spi.CommandLookup;
 import dev.codeexec.testing.ExpectedLog;

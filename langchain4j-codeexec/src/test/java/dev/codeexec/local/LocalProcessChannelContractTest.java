@@ -1,7 +1,7 @@
 package dev.codeexec.local;
 
-import dev.codeexec.internal.host.HostProcessChannel;
-import dev.codeexec.internal.host.PidNamespace;
+import dev.codeexec.spi.host.HostProcessChannel;
+import dev.codeexec.spi.host.PidNamespace;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProcessChannelContractTest;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramPoll;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

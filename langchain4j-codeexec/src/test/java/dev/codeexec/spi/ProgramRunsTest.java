@@ -8,7 +8,7 @@ import dev.codeexec.engine.ProgramPoll;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StdStream;
-import dev.codeexec.internal.host.HostProcessChannel;
+import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.testing.ExpectedLog;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Memory and process-count limits, and a fair share of the CPU, through control groups, v1 or v2, whichever hierarchy
- * carries the controller on this host: the one implementation of the host backends (sandbox, local). Internal: not
- * part of the API.
+ * carries the controller on this host: the one implementation of the host backends (sandbox, local). Host-family SPI
+ * (see the package).
  *
  * <p>A run in its own {@code cpu} group competes for the CPU as one entity with the other runs and with the host's
  * own processes, however many processes it starts (a fork bomb gets one share, not one per process), so that other

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;

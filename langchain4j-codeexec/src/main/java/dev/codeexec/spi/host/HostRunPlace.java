@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.RunProgramSpec;
@@ -10,7 +10,7 @@ import java.util.function.BiConsumer;
 
 /**
  * Where a run of a host-directory backend happens: its checked working directory and its new {@code RUN_DIR}.
- * Internal: not part of the API.
+ * Host-family SPI (see the package).
  *
  * @param root   the workspace root
  * @param cwd    the working directory, resolved by the workspace's path resolver and known to be a directory

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProgramLaunch;
@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * The parent-death wrapper of host runs: {@code setpriv --pdeathsig KILL --} (util-linux) asks the kernel to kill the
  * launched process when the thread that forked it ends, so that nothing a JVM started outlives it, even after a
  * {@code kill -9} or a crash. The one probe of the host backends that launch plain host processes (local, Jupyter);
- * the sandbox gets the same from bubblewrap's {@code --die-with-parent}. Internal: not part of the API.
+ * the sandbox gets the same from bubblewrap's {@code --die-with-parent}. Host-family SPI (see the package).
  *
  * <p>The rule of every host launch: the parent-death wrapper comes first, then the PID-namespace wrapper
  * ({@link PidNamespace}: {@code unshare --kill-child} hands the signal on to the namespace's init, whose death ends

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.StdStream;
@@ -16,9 +16,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The process channel of the host backends (local, sandbox): a {@link java.lang.Process} whose two output streams
- * are pumped into the core's sink by I/O threads. Internal: not part of the API.
+ * are pumped into the core's sink by I/O threads. Host-family SPI (see the package).
  *
- * <p>Kills go through the one {@link ProcessTreeKiller}. A <em>wrapped</em> launch is one whose {@code argv[0]} is
+ * <p>Kills go through the one {@code ProcessTreeKiller}. A <em>wrapped</em> launch is one whose {@code argv[0]} is
  * a launcher whose descendants are the program (a PID-namespace wrapper, bubblewrap): a signal then goes to the
  * descendants only, since signalling the launcher would end the whole namespace at once, without grace.
  */

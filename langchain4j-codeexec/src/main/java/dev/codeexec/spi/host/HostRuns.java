@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.ResourceLimits;
@@ -26,8 +26,8 @@ import java.util.Map;
  *       run gets one CPU share, however many processes it starts;</li>
  *   <li>the run's own PID namespace ({@link PidNamespace}): a kill ends every process of the run.</li>
  * </ol>
- * Launches are forked on {@link LauncherThreads}, which live as long as the processes they forked. Internal: not
- * part of the API.
+ * Launches are forked on {@link LauncherThreads}, which live as long as the processes they forked. Host-family SPI
+ * (see the package).
  */
 public final class HostRuns {
 

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.spi.ProgramSignal;
 import java.io.IOException;
@@ -6,7 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The one process-tree killer of host processes. Internal: not part of the API.
+ * The one process-tree killer of host processes. Package-private: the host channel is its one caller, and a
+ * backend kills through {@link HostProcessChannel}.
  *
  * <p>Programs are launched inside a PID namespace (the local engine wraps them in
  * {@code unshare --pid --fork --kill-child}; bubblewrap is given {@code --unshare-pid --die-with-parent}). The
@@ -16,7 +17,7 @@ import java.util.List;
  * {@link ProcessHandle#descendants()} alone would miss re-parented orphans; here it is only a fallback for hosts
  * without namespaces.
  */
-public final class ProcessTreeKiller {
+final class ProcessTreeKiller {
 
     private ProcessTreeKiller() {
     }
@@ -28,7 +29,7 @@ public final class ProcessTreeKiller {
      * {@code unshare} does). Signals go through {@link ProcessHandle}: {@link Process#destroyForcibly()} would also
      * close this JVM's ends of the pipes and lose output the program wrote just before.
      */
-    public static void kill(Process process) {
+    static void kill(Process process) {
         ProcessHandle h = process.toHandle();
         List<ProcessHandle> tree = h.descendants().toList();
         h.destroyForcibly();
@@ -41,7 +42,7 @@ public final class ProcessTreeKiller {
      * namespace's init (the local backend) receives a signal from outside only if it handles it; a graceful stop
      * then ends with the kill after the grace.
      */
-    public static void signal(Process process, ProgramSignal signal, boolean spareLauncher) {
+    static void signal(Process process, ProgramSignal signal, boolean spareLauncher) {
         ProcessHandle h = process.toHandle();
         List<ProcessHandle> targets = new ArrayList<>(h.descendants().toList());
         if (!spareLauncher) {

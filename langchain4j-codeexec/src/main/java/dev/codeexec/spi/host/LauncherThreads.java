@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.engine.CodeExecException;
 import java.time.Duration;
@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The threads that fork host processes whose life is tied to their parent: each thread lives as long as the processes
- * it forked, and no longer than that plus an idle keep-alive. Internal: not part of the API.
+ * it forked, and no longer than that plus an idle keep-alive. Host-family SPI (see the package).
  *
  * <p><b>Why a pool of its own.</b> A parent-death signal ({@code PR_SET_PDEATHSIG}: {@code setpriv --pdeathsig},
  * bubblewrap's {@code --die-with-parent}, {@code unshare --kill-child}) fires when the <em>thread</em> that forked the

@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import static dev.codeexec.testing.HostProcesses.holdsFor;
 import static dev.codeexec.testing.HostProcesses.killMarked;

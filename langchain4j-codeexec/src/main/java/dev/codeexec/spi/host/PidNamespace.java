@@ -1,4 +1,4 @@
-package dev.codeexec.internal.host;
+package dev.codeexec.spi.host;
 
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProgramLaunch;
@@ -13,9 +13,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The wrapper that puts each host run in its own PID namespace, so that killing the namespace's init kills every
- * process of the run, including daemons that left their process group or session (see {@link ProcessTreeKiller}).
- * The one probe of the host backends that launch plain host processes (local, Jupyter). Internal: not part of the
- * API. Chosen once per JVM by probing:
+ * process of the run, including daemons that left their process group or session (see {@code ProcessTreeKiller}).
+ * The one probe of the host backends that launch plain host processes (local, Jupyter). Host-family SPI
+ * (see the package). Chosen once per JVM by probing:
  * <ol>
  *   <li>{@code unshare --pid --fork --kill-child} (root, or CAP_SYS_ADMIN);</li>
  *   <li>the same with {@code --map-current-user} (an unprivileged user namespace);</li>
