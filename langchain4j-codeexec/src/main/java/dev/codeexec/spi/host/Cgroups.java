@@ -7,14 +7,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Pattern;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Memory and process-count limits, and a fair share of the CPU, through control groups, v1 or v2, whichever hierarchy
@@ -33,15 +28,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Cgroups implements AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Cgroups.class);
     private static final AtomicInteger ENGINES = new AtomicInteger();
     private static final AtomicLong RUNS = new AtomicLong();
-    private static final ScheduledExecutorService REAPER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "codeexec-cgroup-reaper");
-        t.setDaemon(true);
-        return t;
-    });
-
     /** One controller's engine directory. */
     private record Controller(String name, Path base, boolean v2) {
     }
@@ -100,15 +88,15 @@ public final class Cgroups implements AutoCloseable {
     }
 
     private static Controller prepare(String name, String suffix, List<String> mountinfo, List<String> self) {
-        Optional<Path> v1 = v1Dir(name, mountinfo, self);
+        Optional<Path> v1 = CgroupHierarchy.v1Dir(name, mountinfo, self);
         if (v1.isPresent()) {
             Path base = v1.get().resolve(suffix);
-            if (tryCreate(base) && Files.isWritable(base.resolve("cgroup.procs"))) {
+            if (CgroupHierarchy.tryCreate(base) && Files.isWritable(base.resolve("cgroup.procs"))) {
                 return new Controller(name, base, false);
             }
             return null;
         }
-        Optional<Path> v2 = v2Dir(mountinfo, self);
+        Optional<Path> v2 = CgroupHierarchy.v2Dir(mountinfo, self);
         if (v2.isEmpty()) {
             return null;
         }
@@ -124,7 +112,7 @@ public final class Cgroups implements AutoCloseable {
                 Files.writeString(own.resolve("cgroup.subtree_control"), "+" + name);
             }
             Path base = own.resolve(suffix);
-            if (!tryCreate(base)) {
+            if (!CgroupHierarchy.tryCreate(base)) {
                 return null;
             }
             Files.writeString(base.resolve("cgroup.subtree_control"), "+" + name);
@@ -132,117 +120,6 @@ public final class Cgroups implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             return null;
         }
-    }
-
-    /** Engine directories are named {@code codeexec-<JVM pid>-<n>}. */
-    private static final Pattern ENGINE_DIR = Pattern.compile("codeexec-(\\d+)-\\d+");
-
-    private static boolean tryCreate(Path dir) {
-        removeStale(dir.getParent());
-        try {
-            Files.createDirectories(dir);
-            return true;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
-     * Removes the engine directories of JVMs that are gone (killed before they could close their engines): their
-     * runs died with them (the parent-death signal), so what is left are empty groups. A group that still holds a
-     * process (its pid was reused by a live JVM, or a run outlived its JVM on a host without a parent-death signal)
-     * is left alone.
-     */
-    static void removeStale(Path parent) {
-        if (parent == null || !Files.isDirectory(parent)) {
-            return;
-        }
-        try (var children = Files.list(parent)) {
-            for (Path d : children.toList()) {
-                var m = ENGINE_DIR.matcher(d.getFileName().toString());
-                if (m.matches() && Files.isDirectory(d) && ProcessHandle.of(Long.parseLong(m.group(1))).isEmpty()) {
-                    try (var runs = Files.list(d)) {
-                        for (Path r : runs.filter(Files::isDirectory).toList()) {
-                            Files.deleteIfExists(r);
-                        }
-                        Files.deleteIfExists(d);
-                    } catch (IOException | RuntimeException busy) {
-                        // Not empty: left alone.
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // Not listable: nothing to clean.
-        }
-    }
-
-    /** The JVM's own directory in the v1 hierarchy that carries {@code controller}. */
-    static Optional<Path> v1Dir(String controller, List<String> mountinfo, List<String> self) {
-        String ownPath = null;
-        for (String line : self) {
-            String[] f = line.split(":", 3);
-            if (f.length == 3 && List.of(f[1].split(",")).contains(controller)) {
-                ownPath = f[2];
-            }
-        }
-        if (ownPath == null) {
-            return Optional.empty();
-        }
-        for (String line : mountinfo) {
-            int dash = line.indexOf(" - ");
-            if (dash < 0) {
-                continue;
-            }
-            String[] pre = line.substring(0, dash).split(" ");
-            String[] post = line.substring(dash + 3).split(" ");
-            if (pre.length < 5 || post.length < 3 || !post[0].equals("cgroup")) {
-                continue;
-            }
-            if (!List.of(post[2].split(",")).contains(controller)) {
-                continue;
-            }
-            return Optional.of(join(Path.of(unescape(pre[4])), unescape(pre[3]), ownPath));
-        }
-        return Optional.empty();
-    }
-
-    /** The JVM's own directory in the cgroup2 hierarchy. */
-    static Optional<Path> v2Dir(List<String> mountinfo, List<String> self) {
-        String ownPath = null;
-        for (String line : self) {
-            if (line.startsWith("0::")) {
-                ownPath = line.substring(3);
-            }
-        }
-        if (ownPath == null) {
-            return Optional.empty();
-        }
-        for (String line : mountinfo) {
-            int dash = line.indexOf(" - ");
-            if (dash < 0) {
-                continue;
-            }
-            String[] pre = line.substring(0, dash).split(" ");
-            String[] post = line.substring(dash + 3).split(" ");
-            if (pre.length >= 5 && post.length >= 1 && post[0].equals("cgroup2")) {
-                return Optional.of(join(Path.of(unescape(pre[4])), unescape(pre[3]), ownPath));
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** mountpoint + (own path relative to the mount's root). */
-    private static Path join(Path mountPoint, String mountRoot, String ownPath) {
-        String rel = ownPath;
-        if (!mountRoot.equals("/") && (ownPath.equals(mountRoot) || ownPath.startsWith(mountRoot + "/"))) {
-            rel = ownPath.substring(mountRoot.length());
-        }
-        rel = rel.replaceFirst("^/+", "");
-        return rel.isEmpty() ? mountPoint : mountPoint.resolve(rel);
-    }
-
-    private static String unescape(String s) {
-        return s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
     }
 
     /**
@@ -417,7 +294,7 @@ public final class Cgroups implements AutoCloseable {
             while (c != null && Files.isDirectory(c.base) && System.nanoTime() < deadline) {
                 try (var children = Files.list(c.base)) {
                     children.filter(Files::isDirectory).forEach(d -> {
-                        killAll(d);
+                        CgroupReaper.killAll(d);
                         try {
                             Files.deleteIfExists(d);
                         } catch (IOException busy) {
@@ -437,7 +314,7 @@ public final class Cgroups implements AutoCloseable {
         }
         for (Controller c : new Controller[]{memory, pids, cpu}) {
             if (c != null) {
-                removeLater(c.base, 0);
+                CgroupReaper.removeLater(c.base, 0);
             }
         }
     }
@@ -511,7 +388,7 @@ public final class Cgroups implements AutoCloseable {
             boolean empty = dirs.isEmpty() || isEmpty(pidsDir != null ? pidsDir : dirs.get(0));
             if (!empty) {
                 for (Path d : dirs) {
-                    killAll(d);
+                    CgroupReaper.killAll(d);
                 }
             }
             if (!(empty && owner != null && owner.takeBack(this))) {
@@ -522,8 +399,8 @@ public final class Cgroups implements AutoCloseable {
         /** Kills what is left and removes the groups. */
         public void remove() {
             for (Path d : dirs) {
-                killAll(d);
-                removeLater(d, 0);
+                CgroupReaper.killAll(d);
+                CgroupReaper.removeLater(d, 0);
             }
         }
 
@@ -536,32 +413,6 @@ public final class Cgroups implements AutoCloseable {
                 return Files.readString(d.resolve("cgroup.procs"), StandardCharsets.US_ASCII).isBlank();
             } catch (IOException | RuntimeException e) {
                 return false;
-            }
-        }
-    }
-
-    static void killAll(Path dir) {
-        try {
-            for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
-                if (!line.isBlank()) {
-                    ProcessHandle.of(Long.parseLong(line.trim())).ifPresent(ProcessHandle::destroyForcibly);
-                }
-            }
-        } catch (IOException | RuntimeException ignored) {
-            // Gone already.
-        }
-    }
-
-    /** rmdir, retried for a few seconds: a killed process may still be a zombie for a moment. */
-    private static void removeLater(Path dir, int attempt) {
-        try {
-            Files.deleteIfExists(dir);
-        } catch (IOException e) {
-            if (attempt < 50) {
-                killAll(dir);
-                REAPER.schedule(() -> removeLater(dir, attempt + 1), 100, TimeUnit.MILLISECONDS);
-            } else {
-                LOG.warn("could not remove cgroup {} after {} attempts: {}", dir, attempt, e.toString());
             }
         }
     }
