@@ -1,8 +1,10 @@
 package dev.codeexec.policy;
 
+import dev.codeexec.engine.InvalidSpecException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -147,5 +149,42 @@ final class CommandNames {
         if (!s.isEmpty() && !out.contains(s)) {
             out.add(s);
         }
+    }
+
+    /** A name as a refusal message shows it: at most 80 characters. */
+    static String shown(String name) {
+        return name.length() <= 80 ? name : name.substring(0, 77) + "...";
+    }
+
+    /** The first 40 names of a list, for a refusal message, and how many more there are. */
+    static String summary(Set<String> names) {
+        List<String> list = new ArrayList<>(names);
+        if (list.size() <= 40) {
+            return String.join(", ", list);
+        }
+        return String.join(", ", list.subList(0, 40)) + ", ... (" + (list.size() - 40) + " more)";
+    }
+
+    /**
+     * Checks one entry of a policy's allow or deny list or validator map: one command name or path, without
+     * whitespace or control characters, not a directory.
+     *
+     * @throws InvalidSpecException naming the list ({@code what}) and the entry
+     */
+    static String entry(String entry, String what) {
+        if (entry == null || entry.isBlank()) {
+            throw new InvalidSpecException(what + " entry (" + entry + ") must not be null or blank");
+        }
+        for (int k = 0; k < entry.length(); k++) {
+            char c = entry.charAt(k);
+            if (Character.isWhitespace(c) || Character.isISOControl(c)) {
+                throw new InvalidSpecException(what + " entry ('" + entry.strip() + "') must be one command name"
+                        + " or path, without whitespace or control characters");
+            }
+        }
+        if (entry.endsWith("/")) {
+            throw new InvalidSpecException(what + " entry ('" + entry + "') must name a file, not a directory");
+        }
+        return entry;
     }
 }

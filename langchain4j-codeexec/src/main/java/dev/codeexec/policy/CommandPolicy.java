@@ -3,7 +3,6 @@ package dev.codeexec.policy;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PolicyViolationException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
@@ -264,21 +263,21 @@ public final class CommandPolicy {
     }
 
     private void checkName(String name) {
+        String shown = CommandNames.shown(name);
         BuiltInDenyList.Category builtIn = BuiltInDenyList.match(name);
         if (builtIn != null) {
-            throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the built-in policy:"
+            throw new PolicyViolationException("command '" + shown + "' is denied by the built-in policy:"
                     + " it is " + builtIn.reason() + "; no allow list can enable it. " + builtIn.hint());
         }
         if (isDenied(name)) {
-            throw new PolicyViolationException("command '" + quoteName(name) + "' is denied by the policy's deny"
-                    + " list");
+            throw new PolicyViolationException("command '" + shown + "' is denied by the policy's deny list");
         }
         if (!allowed.isEmpty() && !allowed.contains(name)) {
             String hint = CommandNames.isPathful(name) && allowed.contains(CommandNames.basename(name))
                     ? " (the allow list names '" + CommandNames.basename(name) + "' without a path; write it bare)"
                     : "";
-            throw new PolicyViolationException("command '" + quoteName(name) + "' is not in the policy's allow list"
-                    + hint + "; allowed commands: " + summary(allowed));
+            throw new PolicyViolationException("command '" + shown + "' is not in the policy's allow list"
+                    + hint + "; allowed commands: " + CommandNames.summary(allowed));
         }
     }
 
@@ -308,7 +307,7 @@ public final class CommandPolicy {
         if (exemptMultiCall && BuiltInDenyList.isMultiCall(name)) {
             return;
         }
-        String shown = quoteName(written);
+        String shown = CommandNames.shown(written);
         BuiltInDenyList.Category builtIn = BuiltInDenyList.match(name);
         if (builtIn != null) {
             throw new PolicyViolationException("command '" + shown + "' is denied by the built-in policy: " + how
@@ -347,18 +346,6 @@ public final class CommandPolicy {
         }
         String cross = CommandNames.crossTool(candidates);
         return cross == null ? null : validators.get(cross);
-    }
-
-    private static String quoteName(String name) {
-        return name.length() <= 80 ? name : name.substring(0, 77) + "...";
-    }
-
-    private static String summary(Set<String> names) {
-        List<String> list = new ArrayList<>(names);
-        if (list.size() <= 40) {
-            return String.join(", ", list);
-        }
-        return String.join(", ", list.subList(0, 40)) + ", ... (" + (list.size() - 40) + " more)";
     }
 
     /** A builder with this policy's lists and validators; the permissive policy gives a fresh default builder. */
@@ -418,7 +405,7 @@ public final class CommandPolicy {
         /** Adds commands to the allow list; see {@link #allow(String...)}. */
         public Builder allow(Collection<String> commands) {
             for (String c : nonNull(commands, "allow")) {
-                allowed.add(validEntry(c, "allow"));
+                allowed.add(CommandNames.entry(c, "allow"));
             }
             return this;
         }
@@ -436,7 +423,7 @@ public final class CommandPolicy {
         /** Adds commands to the deny list; see {@link #deny(String...)}. */
         public Builder deny(Collection<String> commands) {
             for (String c : nonNull(commands, "deny")) {
-                denied.add(validEntry(c, "deny"));
+                denied.add(CommandNames.entry(c, "deny"));
             }
             return this;
         }
@@ -446,7 +433,7 @@ public final class CommandPolicy {
          * for that name, including a default one; {@code null} removes the validator for that name.
          */
         public Builder validator(String command, ArgumentValidator validator) {
-            String key = CommandNames.key(validEntry(command, "validator"));
+            String key = CommandNames.key(CommandNames.entry(command, "validator"));
             if (validator == null) {
                 validators.remove(key);
             } else {
@@ -480,23 +467,6 @@ public final class CommandPolicy {
                 throw new InvalidSpecException(what + " list must not be null");
             }
             return value;
-        }
-
-        private static String validEntry(String entry, String what) {
-            if (entry == null || entry.isBlank()) {
-                throw new InvalidSpecException(what + " entry (" + entry + ") must not be null or blank");
-            }
-            for (int k = 0; k < entry.length(); k++) {
-                char c = entry.charAt(k);
-                if (Character.isWhitespace(c) || Character.isISOControl(c)) {
-                    throw new InvalidSpecException(what + " entry ('" + entry.strip() + "') must be one command name"
-                            + " or path, without whitespace or control characters");
-                }
-            }
-            if (entry.endsWith("/")) {
-                throw new InvalidSpecException(what + " entry ('" + entry + "') must name a file, not a directory");
-            }
-            return entry;
         }
     }
 }
