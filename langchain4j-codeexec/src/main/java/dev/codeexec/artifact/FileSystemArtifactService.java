@@ -1,17 +1,12 @@
 package dev.codeexec.artifact;
 
 import dev.codeexec.engine.BackendUnavailableException;
-import dev.codeexec.engine.PathEscapeException;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -20,8 +15,6 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileAttribute;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -98,12 +91,12 @@ public final class FileSystemArtifactService implements ArtifactService {
     private static final int LOCK_STRIPES = 64;
 
     private final Path root;
-    private final boolean posix;
+    private final ArtifactStoreFiles files;
     private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
 
     private FileSystemArtifactService(Path realRoot, boolean posix) {
         this.root = realRoot;
-        this.posix = posix;
+        this.files = new ArtifactStoreFiles(realRoot, posix);
         for (int i = 0; i < locks.length; i++) {
             locks[i] = new ReentrantLock();
         }
@@ -125,7 +118,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         try {
             if (!Files.exists(root)) {
                 if (posix) {
-                    Files.createDirectories(root, privateDirectory());
+                    Files.createDirectories(root, ArtifactStoreFiles.privateDirectory());
                 } else {
                     Files.createDirectories(root);
                 }
@@ -137,7 +130,7 @@ public final class FileSystemArtifactService implements ArtifactService {
             return new FileSystemArtifactService(root.toRealPath(), posix);
         } catch (IOException e) {
             throw new BackendUnavailableException("cannot create or open the artifact root directory: "
-                    + reason(e), e);
+                    + ArtifactStoreFiles.reason(e), e);
         }
     }
 
@@ -154,25 +147,25 @@ public final class FileSystemArtifactService implements ArtifactService {
                     return saveOnce(name, content, mime);
                 } catch (NoSuchFileException e) {
                     if (attempt == SAVE_ATTEMPTS) {
-                        throw failure("save", name, e);
+                        throw ArtifactStoreFiles.failure("save", name, e);
                     }
                 }
             }
         } catch (IOException e) {
-            throw failure("save", name, e);
+            throw ArtifactStoreFiles.failure("save", name, e);
         } finally {
             lock.unlock();
         }
     }
 
     private ArtifactRef saveOnce(String name, byte[] content, String mime) throws IOException {
-        Path dir = versionsDir(name, true);
+        Path dir = files.versionsDir(name, true);
         Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
         boolean published = false;
         try {
             try (FileChannel ch = FileChannel.open(temp,
-                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), fileAttributes())) {
-                writeFully(ch, content);
+                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), files.fileAttributes())) {
+                ArtifactStoreFiles.writeFully(ch, content);
                 ch.force(true);
             }
             int version = claimVersion(dir, name, content, mime);
@@ -182,8 +175,8 @@ public final class FileSystemArtifactService implements ArtifactService {
             // hint relies on claims being consecutive.
             Files.move(temp, dir.resolve(ArtifactVersions.contentFile(version)), StandardCopyOption.ATOMIC_MOVE);
             published = true;
-            LatestVersionPointer.write(dir, version, fileAttributes());
-            syncDirectory(dir); // one sync for the content's rename, the claim and the hint
+            LatestVersionPointer.write(dir, version, files.fileAttributes());
+            ArtifactStoreFiles.syncDirectory(dir); // one sync for the content's rename, the claim and the hint
             return new ArtifactRef(name, version);
         } finally {
             if (!published) {
@@ -211,8 +204,8 @@ public final class FileSystemArtifactService implements ArtifactService {
                 throw new IllegalStateException("artifact '" + name + "' has reached the highest version number");
             }
             try (FileChannel ch = FileChannel.open(dir.resolve(ArtifactVersions.metaFile(version)),
-                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), fileAttributes())) {
-                writeFully(ch, meta);
+                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), files.fileAttributes())) {
+                ArtifactStoreFiles.writeFully(ch, meta);
                 ch.force(true);
                 return version;
             } catch (FileAlreadyExistsException e) {
@@ -228,7 +221,7 @@ public final class FileSystemArtifactService implements ArtifactService {
     public Optional<Artifact> load(String name) {
         ArtifactNames.validate(name);
         try {
-            Path dir = versionsDir(name, false);
+            Path dir = files.versionsDir(name, false);
             if (dir == null) {
                 return Optional.empty();
             }
@@ -239,7 +232,7 @@ public final class FileSystemArtifactService implements ArtifactService {
             List<Integer> versions = ArtifactVersions.listVersions(dir);
             if (!versions.isEmpty()) {
                 // Repair the hint so the next load does not list again; a save overwrites it anyway.
-                LatestVersionPointer.write(dir, versions.get(versions.size() - 1), fileAttributes());
+                LatestVersionPointer.write(dir, versions.get(versions.size() - 1), files.fileAttributes());
             }
             // Newest first; a version deleted between the listing and the read is skipped.
             for (int i = versions.size() - 1; i >= 0; i--) {
@@ -250,7 +243,7 @@ public final class FileSystemArtifactService implements ArtifactService {
             }
             return Optional.empty();
         } catch (IOException e) {
-            throw failure("load", name, e);
+            throw ArtifactStoreFiles.failure("load", name, e);
         }
     }
 
@@ -286,7 +279,7 @@ public final class FileSystemArtifactService implements ArtifactService {
     public Artifact load(String name, int version) {
         ArtifactNames.validate(name);
         try {
-            Path dir = versionsDir(name, false);
+            Path dir = files.versionsDir(name, false);
             Artifact a = dir == null || version < 1 ? null : ArtifactVersions.read(dir, name, version);
             if (a == null) {
                 throw ArtifactNotFoundException.forVersion(name, version,
@@ -294,7 +287,7 @@ public final class FileSystemArtifactService implements ArtifactService {
             }
             return a;
         } catch (IOException e) {
-            throw failure("load", name, e);
+            throw ArtifactStoreFiles.failure("load", name, e);
         }
     }
 
@@ -302,10 +295,10 @@ public final class FileSystemArtifactService implements ArtifactService {
     public List<Integer> versions(String name) {
         ArtifactNames.validate(name);
         try {
-            Path dir = versionsDir(name, false);
+            Path dir = files.versionsDir(name, false);
             return dir == null ? List.of() : ArtifactVersions.listVersions(dir);
         } catch (IOException e) {
-            throw failure("list versions of", name, e);
+            throw ArtifactStoreFiles.failure("list versions of", name, e);
         }
     }
 
@@ -322,7 +315,7 @@ public final class FileSystemArtifactService implements ArtifactService {
                     }
                     String leaf = dir.getFileName().toString();
                     if (leaf.equals(VERSIONS_DIR)) {
-                        String name = nameOf(dir.getParent());
+                        String name = files.nameOf(dir.getParent());
                         if (name != null && !ArtifactVersions.listVersions(dir).isEmpty()) {
                             names.add(name);
                         }
@@ -338,7 +331,8 @@ public final class FileSystemArtifactService implements ArtifactService {
                 }
             });
         } catch (IOException e) {
-            throw new BackendUnavailableException("artifact store could not list names: " + reason(e), e);
+            throw new BackendUnavailableException("artifact store could not list names: "
+                    + ArtifactStoreFiles.reason(e), e);
         }
         names.sort(null);
         return List.copyOf(names);
@@ -350,7 +344,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         ReentrantLock lock = lockFor(name);
         lock.lock();
         try {
-            Path dir = versionsDir(name, false);
+            Path dir = files.versionsDir(name, false);
             if (dir == null) {
                 return;
             }
@@ -375,7 +369,7 @@ public final class FileSystemArtifactService implements ArtifactService {
             }
             removeEmptyDirectories(dir);
         } catch (IOException e) {
-            throw failure("delete", name, e);
+            throw ArtifactStoreFiles.failure("delete", name, e);
         } finally {
             lock.unlock();
         }
@@ -405,133 +399,7 @@ public final class FileSystemArtifactService implements ArtifactService {
         return "FileSystemArtifactService"; // no root path: this string may reach logs a model reads
     }
 
-    // ---------------------------------------------------------------- paths
-
-    /**
-     * The name's version directory, walked one component at a time from the root. No component may be a symbolic
-     * link, and the real path of the result must equal the lexical one: that also catches a case-insensitive file
-     * system folding {@code Report.md} onto an existing {@code report.md} where the platform reports stored case.
-     *
-     * @param create make missing directories; when false, return null as soon as one is missing
-     * @throws PathEscapeException when a component is a link or the real path differs; nothing was created
-     */
-    private Path versionsDir(String name, boolean create) throws IOException {
-        List<String> parts = new ArrayList<>(ArtifactNames.segments(name));
-        parts.add(VERSIONS_DIR);
-        Path dir = root;
-        for (String part : parts) {
-            Path next = dir.resolve(part);
-            BasicFileAttributes attrs = ArtifactVersions.attributes(next);
-            if (attrs == null) {
-                if (!create) {
-                    return null;
-                }
-                try {
-                    if (posix) {
-                        Files.createDirectory(next, privateDirectory());
-                    } else {
-                        Files.createDirectory(next);
-                    }
-                    syncDirectory(dir);
-                } catch (FileAlreadyExistsException raced) {
-                    // Created concurrently (or a link was planted meanwhile): the checks below decide.
-                }
-                attrs = ArtifactVersions.attributes(next);
-                if (attrs == null) {
-                    throw new NoSuchFileException(part); // removed again by a concurrent delete; save retries
-                }
-            }
-            if (attrs.isSymbolicLink()) {
-                throw escape(name);
-            }
-            if (!attrs.isDirectory()) {
-                throw new BackendUnavailableException("artifact store is damaged: a file stands where artifact '"
-                        + name + "' needs a directory; remove it or choose another name");
-            }
-            dir = next;
-        }
-        if (!dir.toRealPath().equals(dir)) {
-            throw escape(name);
-        }
-        return dir;
-    }
-
-    /** The artifact name of a name directory, or null when it is not a valid name (it holds nothing we serve). */
-    private String nameOf(Path nameDir) {
-        Path rel = root.relativize(nameDir);
-        if (rel.getNameCount() == 0 || rel.toString().isEmpty()) {
-            return null;
-        }
-        StringBuilder sb = new StringBuilder();
-        for (Path part : rel) {
-            if (sb.length() > 0) {
-                sb.append('/');
-            }
-            sb.append(part);
-        }
-        String name = sb.toString();
-        return ArtifactNames.isValid(name) ? name : null;
-    }
-
-    private static PathEscapeException escape(String name) {
-        return new PathEscapeException("artifact '" + name + "' resolves through a symbolic link or onto another "
-                + "name's directory in the artifact store; refused, nothing was read or written");
-    }
-
-    // ---------------------------------------------------------------- plumbing
-
     private ReentrantLock lockFor(String name) {
         return locks[Math.floorMod(name.hashCode(), locks.length)];
-    }
-
-    FileAttribute<?>[] fileAttributes() {
-        return posix
-                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
-                : new FileAttribute<?>[0];
-    }
-
-    private static FileAttribute<?> privateDirectory() {
-        return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
-    }
-
-    static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
-        ByteBuffer buf = ByteBuffer.wrap(bytes);
-        while (buf.hasRemaining()) {
-            ch.write(buf);
-        }
-    }
-
-    /**
-     * Forces a directory's entries to disk so that a rename or a new file survives a power loss. Best effort:
-     * some platforms cannot open a directory for this, and the data itself is already forced.
-     */
-    private static void syncDirectory(Path dir) {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        } catch (IOException | UnsupportedOperationException e) {
-            // Not supported here (for example on Windows); the rename is still atomic, only less durable.
-        }
-    }
-
-    private static BackendUnavailableException failure(String action, String name, IOException e) {
-        return new BackendUnavailableException("artifact store could not " + action + " '" + name + "': "
-                + reason(e), e);
-    }
-
-    /** A cause for a message without the host path an IOException's own message carries. */
-    private static String reason(IOException e) {
-        if (e instanceof AccessDeniedException) {
-            return "permission denied";
-        }
-        if (e instanceof ClosedByInterruptException) {
-            return "the thread was interrupted";
-        }
-        if (e instanceof NoSuchFileException) {
-            return "a file or directory vanished (deleted concurrently?)";
-        }
-        if (e instanceof FileSystemException fse && fse.getReason() != null) {
-            return fse.getReason();
-        }
-        return e.getClass().getSimpleName();
     }
 }

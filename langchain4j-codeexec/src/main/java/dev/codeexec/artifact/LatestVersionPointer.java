@@ -86,7 +86,7 @@ final class LatestVersionPointer {
         try {
             try (FileChannel ch = FileChannel.open(temp,
                     EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), fileAttributes)) {
-                FileSystemArtifactService.writeFully(ch, (version + "\n").getBytes(StandardCharsets.US_ASCII));
+                ArtifactStoreFiles.writeFully(ch, (version + "\n").getBytes(StandardCharsets.US_ASCII));
             }
             // rename(2) replaces the old hint (or a link planted in its place, never the link's target) at once.
             Files.move(temp, dir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE);
