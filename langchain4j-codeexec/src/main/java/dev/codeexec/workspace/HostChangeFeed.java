@@ -2,12 +2,10 @@ package dev.codeexec.workspace;
 
 import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static java.nio.file.StandardWatchEventKinds.ENTRY_DELETE;
-import static java.nio.file.StandardWatchEventKinds.ENTRY_MODIFY;
 import static java.nio.file.StandardWatchEventKinds.OVERFLOW;
 
 import dev.codeexec.engine.Workspace;
 import java.io.IOException;
-import java.nio.file.FileSystems;
 import java.nio.file.FileVisitResult;
 import java.nio.file.FileVisitor;
 import java.nio.file.Files;
@@ -24,8 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,7 +85,7 @@ final class HostChangeFeed implements ChangeFeed {
     @Override
     public Watch watch(Workspace ws, List<String> folders) {
         PathResolver resolver = new PathResolver(hostPaths.apply(ws));
-        Service service = Service.acquire();
+        InotifyService service = InotifyService.acquire();
         if (service == null) {
             return null;
         }
@@ -105,182 +101,6 @@ final class HostChangeFeed implements ChangeFeed {
         }
     }
 
-    /** The JVM's one inotify instance: its keys, their owners, and the round trip that makes a poll complete. */
-    static final class Service {
-
-        private static Service current;
-        private static boolean unusable;
-
-        private final WatchService watcher;
-        private final Path sentinelDir;
-        /** Guarded by {@code drain}. */
-        private WatchKey sentinelKey;
-        /** For each key, the watches that use it and the directory it is for each of them. */
-        private final Map<WatchKey, Map<HostWatch, String>> owners = new ConcurrentHashMap<>();
-        private final Object drain = new Object();
-        /** Open watches; guarded by {@code Service.class}. */
-        private int users;
-        /** Guarded by {@code drain}. */
-        private long tokens;
-
-        private Service(WatchService watcher, Path sentinelDir, WatchKey sentinelKey) {
-            this.watcher = watcher;
-            this.sentinelDir = sentinelDir;
-            this.sentinelKey = sentinelKey;
-        }
-
-        /** The shared service with one more user, started if needed; null when this host cannot have one. */
-        static synchronized Service acquire() {
-            if (unusable) {
-                return null;
-            }
-            if (current == null) {
-                current = start();
-                if (current == null) {
-                    unusable = true;
-                    return null;
-                }
-            }
-            current.users++;
-            return current;
-        }
-
-        private static Service start() {
-            WatchService w = null;
-            Path dir = null;
-            try {
-                w = FileSystems.getDefault().newWatchService();
-                if (!w.getClass().getName().equals("sun.nio.fs.LinuxWatchService")) {
-                    // Any other implementation polls the tree every few seconds: no use for a look that must be
-                    // complete at once.
-                    LOG.info("no native file watch service on this JVM: change reports walk the workspace");
-                    w.close();
-                    return null;
-                }
-                dir = Files.createTempDirectory("codeexec-watch-");
-                Service s = new Service(w, dir, dir.register(w, ENTRY_CREATE));
-                if (!s.sync()) {
-                    LOG.warn("file change notices do not arrive (is {} on a file system without inotify?): change "
-                            + "reports walk the workspace", dir.getParent());
-                    s.shutdown();
-                    return null;
-                }
-                return s;
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("cannot watch files for changes ({}): change reports walk the workspace", e.toString());
-                closeQuietly(w);
-                deleteQuietly(dir);
-                return null;
-            }
-        }
-
-        void release() {
-            synchronized (Service.class) {
-                if (--users == 0 && current == this) {
-                    current = null;
-                    shutdown();
-                }
-            }
-        }
-
-        private void shutdown() {
-            closeQuietly(watcher);
-            deleteQuietly(sentinelDir);
-        }
-
-        /** Watches {@code dir} for {@code owner} as its directory {@code rel}. */
-        WatchKey register(Path dir, HostWatch owner, String rel) throws IOException {
-            synchronized (owners) {
-                WatchKey k = dir.register(watcher, ENTRY_CREATE, ENTRY_DELETE, ENTRY_MODIFY);
-                owners.computeIfAbsent(k, x -> new ConcurrentHashMap<>()).put(owner, rel);
-                return k;
-            }
-        }
-
-        /** Drops {@code owner}'s use of a key; the key is cancelled when nobody uses it any more. */
-        void unregister(WatchKey k, HostWatch owner) {
-            synchronized (owners) {
-                Map<HostWatch, String> m = owners.get(k);
-                if (m != null) {
-                    m.remove(owner);
-                    if (m.isEmpty()) {
-                        owners.remove(k);
-                        k.cancel();
-                    }
-                }
-            }
-        }
-
-        /**
-         * Hands every notice queued so far to its watches, and returns once every change made before the call has
-         * been handed over; false when that could not be made sure of in time (then nothing can be trusted).
-         */
-        boolean sync() {
-            synchronized (drain) {
-                String token = "t" + (++tokens);
-                Path file = sentinelDir.resolve(token);
-                try {
-                    Files.createFile(file);
-                    Files.delete(file);
-                } catch (IOException e) {
-                    // The private directory was removed (a cleaner of the temporary directory): make it again.
-                    try {
-                        Files.createDirectories(sentinelDir);
-                        sentinelKey = sentinelDir.register(watcher, ENTRY_CREATE);
-                        Files.createFile(file);
-                        Files.delete(file);
-                    } catch (IOException again) {
-                        return false;
-                    }
-                }
-                long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
-                boolean seen = false;
-                try {
-                    while (!seen) {
-                        long left = deadline - System.nanoTime();
-                        WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
-                        if (k == null) {
-                            return false;
-                        }
-                        seen = handle(k, token);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                }
-                // A key reset during the loop is queued again behind the sentinel's: take those too.
-                for (WatchKey k = watcher.poll(); k != null; k = watcher.poll()) {
-                    handle(k, token);
-                }
-                return true;
-            }
-        }
-
-        /** Hands a key's notices to its owners; true when it carried the sentinel {@code token}. */
-        private boolean handle(WatchKey k, String token) {
-            List<WatchEvent<?>> events = k.pollEvents();
-            boolean valid = k.reset();
-            if (k == sentinelKey) {
-                boolean seen = false;
-                for (WatchEvent<?> e : events) {
-                    if (e.kind() == OVERFLOW) {
-                        // The instance's queue overflowed: every watch lost track, and the token may be lost too.
-                        owners.values().forEach(m -> m.keySet().forEach(HostWatch::lostTrack));
-                        seen = true;
-                    } else if (token.equals(String.valueOf(e.context()))) {
-                        seen = true;
-                    }
-                }
-                return seen;
-            }
-            Map<HostWatch, String> m = owners.get(k);
-            if (m != null) {
-                m.forEach((w, rel) -> w.offer(rel, events, valid));
-            }
-            return false;
-        }
-    }
-
     /** One workspace's watch: its keys and the notices waiting for its tracker's next poll. */
     static final class HostWatch implements Watch {
 
@@ -289,7 +109,7 @@ final class HostChangeFeed implements ChangeFeed {
         private record Notice(Kind kind, String path) {
         }
 
-        private final Service service;
+        private final InotifyService service;
         private final PathResolver resolver;
         /** The workspace root, real. */
         private final Path root;
@@ -305,7 +125,7 @@ final class HostChangeFeed implements ChangeFeed {
         private boolean lost;
         private volatile boolean closed;
 
-        HostWatch(Service service, PathResolver resolver, List<String> folders) {
+        HostWatch(InotifyService service, PathResolver resolver, List<String> folders) {
             this.service = service;
             this.resolver = resolver;
             this.root = resolver.root();
@@ -560,26 +380,6 @@ final class HostChangeFeed implements ChangeFeed {
     private static final class TooManyDirectories extends RuntimeException {
         TooManyDirectories() {
             super("more than " + MAX_WATCHED_DIRECTORIES + " directories to watch", null, false, false);
-        }
-    }
-
-    private static void closeQuietly(WatchService w) {
-        if (w != null) {
-            try {
-                w.close();
-            } catch (IOException e) {
-                // Closing: nothing to recover.
-            }
-        }
-    }
-
-    private static void deleteQuietly(Path dir) {
-        if (dir != null) {
-            try {
-                FileTrees.deleteTree(dir);
-            } catch (RuntimeException e) {
-                // A temporary directory: the system's cleaning removes it otherwise.
-            }
         }
     }
 }
