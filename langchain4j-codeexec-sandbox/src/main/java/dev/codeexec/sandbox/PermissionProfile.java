@@ -2,8 +2,6 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.workspace.WorkspaceGlob;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -93,7 +91,7 @@ public final class PermissionProfile {
         }
     }
 
-    private static final String WORKSPACE_ROOT = ".";
+    static final String WORKSPACE_ROOT = ".";
 
     private final Enforcement enforcement;
     private final NetworkMode network;
@@ -378,11 +376,12 @@ public final class PermissionProfile {
     }
 
     private PermissionProfile withRule(String rawPath, FileAccess access) {
-        String path = normalizeRulePath(rawPath, access);
+        String path = RulePathSpelling.normalize(rawPath, access);
         FileAccess existing = rules.get(path);
         if (existing != null && existing != access && (existing == FileAccess.NONE || access == FileAccess.NONE)) {
-            throw new InvalidSpecException("contradictory rules for path '" + rawPath + "': " + describe(existing)
-                    + " and " + describe(access) + "; a path has one rule, remove one of them");
+            throw new InvalidSpecException("contradictory rules for path '" + rawPath + "': "
+                    + RulePathSpelling.describe(existing) + " and " + RulePathSpelling.describe(access)
+                    + "; a path has one rule, remove one of them");
         }
         if (access == FileAccess.WRITE) {
             checkNotInsideProtected(path, rawPath);
@@ -404,7 +403,7 @@ public final class PermissionProfile {
         });
         roots.add(path);
         for (String root : roots) {
-            String rest = childPart(root, path);
+            String rest = RulePathSpelling.childPart(root, path);
             if (rest == null) {
                 continue;
             }
@@ -414,18 +413,6 @@ public final class PermissionProfile {
                         + first + "', which stays read-only; grant a path outside it");
             }
         }
-    }
-
-    /** The part of {@code path} below {@code root} ("a/b"), or null when path is not strictly below root. */
-    private static String childPart(String root, String path) {
-        if (root.equals(path) || root.startsWith("/") != path.startsWith("/")) {
-            return null;
-        }
-        if (root.equals(WORKSPACE_ROOT)) {
-            return path;
-        }
-        String prefix = root.endsWith("/") ? root : root + "/";
-        return path.startsWith(prefix) ? path.substring(prefix.length()) : null;
     }
 
     /**
@@ -452,78 +439,9 @@ public final class PermissionProfile {
         }
     }
 
-    private static String describe(FileAccess a) {
-        return a == FileAccess.NONE ? "no-access" : a.name().toLowerCase();
-    }
-
     /** Glob syntax of {@link WorkspaceGlob}, the one glob syntax: {@code * ? [ {}. */
     static boolean isGlob(String s) {
         return WorkspaceGlob.isGlob(s);
-    }
-
-    private static String normalizeRulePath(String raw, FileAccess access) {
-        if (raw == null || raw.isBlank()) {
-            throw new InvalidSpecException("path (" + raw + ") must not be null or blank");
-        }
-        if (raw.indexOf('\0') >= 0) {
-            throw new InvalidSpecException("path must not contain a NUL character");
-        }
-        if (isGlob(raw)) {
-            throw new InvalidSpecException("'" + raw + "' is a glob, but " + describe(access)
-                    + " rules take exact paths only" + (access == FileAccess.NONE
-                    ? "; use withNoAccessGlobs for patterns" : "; globs are only allowed in withNoAccessGlobs"));
-        }
-        if (raw.startsWith("~")) {
-            if (access != FileAccess.NONE || !raw.startsWith("~/") || raw.length() == 2) {
-                throw new InvalidSpecException("'" + raw + "': ~/ paths (in every home directory) are only allowed in "
-                        + "no-access rules; grant host paths as absolute paths");
-            }
-            return "~/" + lexical(raw.substring(2), raw);
-        }
-        if (raw.startsWith("/")) {
-            for (String seg : raw.split("/")) {
-                if (seg.equals("..")) {
-                    throw new InvalidSpecException("path '" + raw + "' must not contain '..'");
-                }
-            }
-            String norm = Path.of(raw).normalize().toString();
-            if (access == FileAccess.WRITE && norm.equals("/")) {
-                throw new InvalidSpecException("a write grant on '/' is full host access; use "
-                        + "PermissionProfile.dangerFullAccess() if that is really meant");
-            }
-            if (access == FileAccess.WRITE) {
-                for (String k : SandboxLayout.KERNEL_TREES) {
-                    if (norm.equals(k) || norm.startsWith(k + "/")) {
-                        throw new InvalidSpecException("write grant '" + raw + "' lies in " + k + ", whose files "
-                                + "change host-wide kernel or device settings; nothing in a sandbox may write there");
-                    }
-                }
-            }
-            if (access != FileAccess.NONE && !Files.exists(Path.of(norm), LinkOption.NOFOLLOW_LINKS)) {
-                throw new InvalidSpecException(describe(access) + " grant '" + raw + "' does not exist on this host; "
-                        + "grants must name existing paths");
-            }
-            return norm;
-        }
-        return lexical(raw, raw);
-    }
-
-    /** Lexical normalisation of a relative path: "a//b/./c/" -> "a/b/c", "" or "./" -> "."; refuses "..". */
-    private static String lexical(String rel, String raw) {
-        if (rel.indexOf('\\') >= 0) {
-            throw new InvalidSpecException("path '" + raw + "' must use '/' separators");
-        }
-        List<String> parts = new ArrayList<>();
-        for (String seg : rel.split("/")) {
-            if (seg.isEmpty() || seg.equals(".")) {
-                continue;
-            }
-            if (seg.equals("..")) {
-                throw new InvalidSpecException("path '" + raw + "' must not contain '..'");
-            }
-            parts.add(seg);
-        }
-        return parts.isEmpty() ? WORKSPACE_ROOT : String.join("/", parts);
     }
 
     @Override
