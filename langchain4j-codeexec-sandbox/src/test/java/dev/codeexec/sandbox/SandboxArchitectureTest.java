@@ -7,7 +7,10 @@ import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
-/** The sandbox backend builds on the engine contract alone, checked on its main classes (the CLI included). */
+/**
+ * The sandbox backend builds on the engine contract and the SPI alone, checked on its main classes (the CLI included,
+ * which sits on top of the engine). See "Layers" in {@code docs/backend-authors.md}.
+ */
 @AnalyzeClasses(packages = "dev.codeexec.sandbox", importOptions = ImportOption.DoNotIncludeTests.class)
 class SandboxArchitectureTest {
 
@@ -22,4 +25,18 @@ class SandboxArchitectureTest {
             .that().resideInAPackage("dev.codeexec.sandbox..")
             .should().dependOnClassesThat().resideInAPackage("dev.langchain4j..")
             .because("the backend is usable without LangChain4j, and the CLI jar leaves it out");
+
+    @ArchTest
+    static final ArchRule sandbox_builds_on_the_api_and_the_spi = noClasses()
+            .that().resideInAPackage("dev.codeexec.sandbox..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.codeexec.internal..", "dev.codeexec.local..",
+                    "dev.codeexec.container..", "dev.codeexec.jupyter..", "dev.codeexec.e2b..")
+            .because("the sandbox starts its runs through the host-family SPI (dev.codeexec.spi.host); internal code "
+                    + "serves the core alone, and backends never use each other");
+
+    @ArchTest
+    static final ArchRule the_engine_does_not_depend_on_its_cli = noClasses()
+            .that().resideInAPackage("dev.codeexec.sandbox")
+            .should().dependOnClassesThat().resideInAPackage("dev.codeexec.sandbox.cli..")
+            .because("the CLI is a user of the engine, layered on top of it");
 }
