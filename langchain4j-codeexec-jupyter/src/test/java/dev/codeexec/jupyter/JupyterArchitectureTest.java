@@ -7,7 +7,10 @@ import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
-/** The Jupyter backend builds on the engine contract and the SPI alone, and takes environments from the engine. */
+/**
+ * The Jupyter backend builds on the engine contract and the SPI (its host family included) alone, and takes
+ * environments from the engine. See "Layers" in {@code docs/backend-authors.md}.
+ */
 @AnalyzeClasses(packages = "dev.codeexec.jupyter", importOptions = ImportOption.DoNotIncludeTests.class)
 class JupyterArchitectureTest {
 
@@ -22,6 +25,14 @@ class JupyterArchitectureTest {
             .that().resideInAPackage("dev.codeexec.jupyter..")
             .should().dependOnClassesThat().resideInAPackage("dev.langchain4j..")
             .because("the backend is usable without LangChain4j");
+
+    @ArchTest
+    static final ArchRule jupyter_builds_on_the_api_and_the_spi = noClasses()
+            .that().resideInAPackage("dev.codeexec.jupyter..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.codeexec.internal..", "dev.codeexec.local..",
+                    "dev.codeexec.sandbox..", "dev.codeexec.container..", "dev.codeexec.e2b..")
+            .because("kernels are host processes started through the host-family SPI (dev.codeexec.spi.host); "
+                    + "internal code serves the core alone, and backends never use each other");
 
     @ArchTest
     static final ArchRule kernels_get_their_environment_from_the_engine = noClasses()
