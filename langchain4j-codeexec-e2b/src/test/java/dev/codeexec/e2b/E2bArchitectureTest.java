@@ -10,7 +10,10 @@ import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 import java.util.Set;
 
-/** The E2B backend builds on the engine contract and the SPI alone, and shows only its API. */
+/**
+ * The E2B backend builds on the engine contract and the SPI alone (not the host family), and shows only its API. See
+ * "Layers" in {@code docs/backend-authors.md}.
+ */
 @AnalyzeClasses(packages = "dev.codeexec.e2b", importOptions = ImportOption.DoNotIncludeTests.class)
 class E2bArchitectureTest {
 
@@ -36,8 +39,16 @@ class E2bArchitectureTest {
     @ArchTest
     static final ArchRule e2b_does_not_use_the_host_plumbing = noClasses()
             .that().resideInAPackage("dev.codeexec.e2b..")
-            .should().dependOnClassesThat().resideInAPackage("dev.codeexec.internal..")
-            .because("programs run in a remote sandbox, not on this host");
+            .should().dependOnClassesThat().resideInAnyPackage("dev.codeexec.internal..", "dev.codeexec.spi.host..")
+            .because("programs run in a remote sandbox, not on this host: the host-family SPI is not for this "
+                    + "backend, and internal code serves the core alone");
+
+    @ArchTest
+    static final ArchRule e2b_does_not_depend_on_another_backend = noClasses()
+            .that().resideInAPackage("dev.codeexec.e2b..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.codeexec.local..", "dev.codeexec.sandbox..",
+                    "dev.codeexec.container..", "dev.codeexec.jupyter..")
+            .because("backends share code through the core's SPI, never through each other");
 
     @ArchTest
     static final ArchRule only_the_api_is_public = noClasses()
