@@ -3,10 +3,9 @@ package dev.codeexec.spring;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
  * The {@code codeexec.*} properties. Only {@code codeexec.backend} is required; everything else has the library's
@@ -58,8 +57,10 @@ public class CodeExecProperties {
     private final Sandbox sandbox = new Sandbox();
     private final Container container = new Container();
     private final Jupyter jupyter = new Jupyter();
-    private final E2b e2b = new E2b();
-    private final Network network = new Network();
+    @NestedConfigurationProperty
+    private final E2bProperties e2b = new E2bProperties();
+    @NestedConfigurationProperty
+    private final NetworkProperties network = new NetworkProperties();
 
     /** Where workspace_save_artifact saves. An ArtifactService bean of the application's own replaces it. */
     public static class Artifacts {
@@ -286,287 +287,6 @@ public class CodeExecProperties {
         }
     }
 
-    /** Settings of the e2b backend (E2B cloud sandboxes, billed while they run). */
-    public static class E2b {
-
-        /** The E2B API key (default: the environment variable E2B_API_KEY). Required one way or the other. */
-        private String apiKey;
-
-        /** The E2B domain (default: E2B_DOMAIN, else e2b.app). */
-        private String domain;
-
-        /** The control plane's URL (default: E2B_API_URL, else https://api.<domain>). */
-        private String apiUrl;
-
-        /** One data-plane URL for every sandbox, such as a proxy (default: E2B_SANDBOX_URL, else each sandbox's own). */
-        private String sandboxUrl;
-
-        /** The sandbox template (default code-interpreter-v1, E2B's Python code interpreter). */
-        private String template;
-
-        /**
-         * sandbox-per-workspace (a VM each, the default) or shared-sandbox (one sandbox for all workspaces, which then
-         * see each other's files and processes: only for workspaces that trust each other).
-         */
-        private String workspaceMode;
-
-        /** An existing sandbox to keep all workspaces in (implies shared-sandbox); never killed by the engine. */
-        private String sharedSandboxId;
-
-        /** How long a sandbox lives past its last renewal, so that an abandoned one stops (default 300s, at least 10s). */
-        private Duration sandboxTimeout;
-
-        /** How long one request to E2B may take to be answered (default 60s). */
-        private Duration requestTimeout;
-
-        /** Whether programs in the sandboxes may reach the internet; default false. */
-        private boolean internetAccess;
-
-        /** Metadata added to every sandbox the engine creates, to find them in the E2B dashboard. */
-        private Map<String, String> metadata = new LinkedHashMap<>();
-
-        /** The Linux user of the sandbox that programs run as (default user, the templates' user). */
-        private String user;
-
-        /** The sandbox folder that holds the workspaces (default /home/<user>/workspaces). */
-        private String baseDir;
-
-        /**
-         * Whether python code blocks run in the template's code interpreter, keeping state across blocks (default:
-         * true for templates whose name starts with code-interpreter).
-         */
-        private Boolean codeInterpreter;
-
-        public String getApiKey() {
-            return apiKey;
-        }
-
-        public void setApiKey(String apiKey) {
-            this.apiKey = apiKey;
-        }
-
-        public String getDomain() {
-            return domain;
-        }
-
-        public void setDomain(String domain) {
-            this.domain = domain;
-        }
-
-        public String getApiUrl() {
-            return apiUrl;
-        }
-
-        public void setApiUrl(String apiUrl) {
-            this.apiUrl = apiUrl;
-        }
-
-        public String getSandboxUrl() {
-            return sandboxUrl;
-        }
-
-        public void setSandboxUrl(String sandboxUrl) {
-            this.sandboxUrl = sandboxUrl;
-        }
-
-        public String getTemplate() {
-            return template;
-        }
-
-        public void setTemplate(String template) {
-            this.template = template;
-        }
-
-        public String getWorkspaceMode() {
-            return workspaceMode;
-        }
-
-        public void setWorkspaceMode(String workspaceMode) {
-            this.workspaceMode = workspaceMode;
-        }
-
-        public String getSharedSandboxId() {
-            return sharedSandboxId;
-        }
-
-        public void setSharedSandboxId(String sharedSandboxId) {
-            this.sharedSandboxId = sharedSandboxId;
-        }
-
-        public Duration getSandboxTimeout() {
-            return sandboxTimeout;
-        }
-
-        public void setSandboxTimeout(Duration sandboxTimeout) {
-            this.sandboxTimeout = sandboxTimeout;
-        }
-
-        public Duration getRequestTimeout() {
-            return requestTimeout;
-        }
-
-        public void setRequestTimeout(Duration requestTimeout) {
-            this.requestTimeout = requestTimeout;
-        }
-
-        public boolean isInternetAccess() {
-            return internetAccess;
-        }
-
-        public void setInternetAccess(boolean internetAccess) {
-            this.internetAccess = internetAccess;
-        }
-
-        public Map<String, String> getMetadata() {
-            return metadata;
-        }
-
-        public void setMetadata(Map<String, String> metadata) {
-            this.metadata = metadata;
-        }
-
-        public String getUser() {
-            return user;
-        }
-
-        public void setUser(String user) {
-            this.user = user;
-        }
-
-        public String getBaseDir() {
-            return baseDir;
-        }
-
-        public void setBaseDir(String baseDir) {
-            this.baseDir = baseDir;
-        }
-
-        public Boolean getCodeInterpreter() {
-            return codeInterpreter;
-        }
-
-        public void setCodeInterpreter(Boolean codeInterpreter) {
-            this.codeInterpreter = codeInterpreter;
-        }
-
-        /** Never shows the key. */
-        @Override
-        public String toString() {
-            return "E2b{apiKey=" + (apiKey == null ? "unset" : "****") + ", apiUrl=" + apiUrl + ", template="
-                    + template + ", workspaceMode=" + workspaceMode + "}";
-        }
-    }
-
-    /**
-     * Egress: which hosts the model's programs may connect to. Setting an allow or deny rule, or allow-others, holds
-     * programs to that policy: the sandbox and container backends route them through an egress proxy of the engine's
-     * own, the e2b backend hands the rules to E2B's firewall, and the local and jupyter backends refuse to start (they
-     * cannot enforce it). An EgressApprover bean decides hosts no rule covers; EgressListener beans hear every
-     * connection.
-     */
-    public static class Network {
-
-        /**
-         * Destinations programs may connect to: host, *.suffix, IP or CIDR, optionally with http://, https:// or
-         * tcp:// and :port, :from-to or :* (no port: 80 and 443). Non-public addresses (127.0.0.0/8, private
-         * networks, cloud metadata) only when a rule names the address or its range.
-         */
-        private List<String> allow = new ArrayList<>();
-
-        /** Destinations programs may not connect to, whatever allow says (same syntax). */
-        private List<String> deny = new ArrayList<>();
-
-        /**
-         * Whether destinations no rule covers are allowed (a deny-list policy: every public host but the denied).
-         * Default false: they are refused unless an EgressApprover bean allows them.
-         */
-        private boolean allowOthers;
-
-        /** Most connections a workspace may have open at once through the proxy (default 32). */
-        private Integer maxConnections;
-
-        /** Most bytes, both directions, a workspace may move through the proxy over its life (default 0: no limit). */
-        private Long maxBytes;
-
-        /** A proxied connection with no bytes either way for this long is ended (default 5m). */
-        private Duration idleTimeout;
-
-        /** How long the proxy tries to reach a host (default 10s). */
-        private Duration connectTimeout;
-
-        /** How long a connection waits for the EgressApprover bean before it is refused (default 2m). */
-        private Duration approvalTimeout;
-
-        /** True when a rule or allow-others is set: an egress policy is configured. */
-        boolean hasPolicy() {
-            return !allow.isEmpty() || !deny.isEmpty() || allowOthers;
-        }
-
-        public List<String> getAllow() {
-            return allow;
-        }
-
-        public void setAllow(List<String> allow) {
-            this.allow = allow;
-        }
-
-        public List<String> getDeny() {
-            return deny;
-        }
-
-        public void setDeny(List<String> deny) {
-            this.deny = deny;
-        }
-
-        public boolean isAllowOthers() {
-            return allowOthers;
-        }
-
-        public void setAllowOthers(boolean allowOthers) {
-            this.allowOthers = allowOthers;
-        }
-
-        public Integer getMaxConnections() {
-            return maxConnections;
-        }
-
-        public void setMaxConnections(Integer maxConnections) {
-            this.maxConnections = maxConnections;
-        }
-
-        public Long getMaxBytes() {
-            return maxBytes;
-        }
-
-        public void setMaxBytes(Long maxBytes) {
-            this.maxBytes = maxBytes;
-        }
-
-        public Duration getIdleTimeout() {
-            return idleTimeout;
-        }
-
-        public void setIdleTimeout(Duration idleTimeout) {
-            this.idleTimeout = idleTimeout;
-        }
-
-        public Duration getConnectTimeout() {
-            return connectTimeout;
-        }
-
-        public void setConnectTimeout(Duration connectTimeout) {
-            this.connectTimeout = connectTimeout;
-        }
-
-        public Duration getApprovalTimeout() {
-            return approvalTimeout;
-        }
-
-        public void setApprovalTimeout(Duration approvalTimeout) {
-            this.approvalTimeout = approvalTimeout;
-        }
-    }
-
     public boolean isEnabled() {
         return enabled;
     }
@@ -679,11 +399,11 @@ public class CodeExecProperties {
         return jupyter;
     }
 
-    public E2b getE2b() {
+    public E2bProperties getE2b() {
         return e2b;
     }
 
-    public Network getNetwork() {
+    public NetworkProperties getNetwork() {
         return network;
     }
 }

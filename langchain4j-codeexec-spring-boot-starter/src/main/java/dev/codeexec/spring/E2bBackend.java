@@ -20,8 +20,8 @@ final class E2bBackend {
      * @throws InvalidConfigurationPropertyValueException without an API key, or for a value out of range; the key
      *                                                    itself is never part of a message
      */
-    static E2bEngine create(CodeExecProperties.E2b p, ArtifactService artifacts, Map<String, String> variables,
-                            NetworkSettings network, CodeExecProperties.Network networkProperties) {
+    static E2bEngine create(E2bProperties p, ArtifactService artifacts, Map<String, String> variables,
+                            NetworkSettings network, NetworkProperties networkProperties) {
         if (blank(p.getApiKey()) && blank(variables.get("E2B_API_KEY"))) {
             // Checked here, not left to the engine, so that the message names the property as well as the variable.
             throw new InvalidConfigurationPropertyValueException("codeexec.e2b.api-key", null, "the e2b backend needs "

@@ -32,7 +32,7 @@ record NetworkSettings(EgressPolicy policy, EgressProxy.Builder proxy) {
      * @throws InvalidConfigurationPropertyValueException for an invalid rule or limit, or for proxy settings without
      *                                                    a policy (they would do nothing, so they are refused)
      */
-    static NetworkSettings of(CodeExecProperties.Network n, EgressApprover approver, List<EgressListener> listeners) {
+    static NetworkSettings of(NetworkProperties n, EgressApprover approver, List<EgressListener> listeners) {
         if (!n.hasPolicy()) {
             requireUnset(n);
             return NONE;
@@ -53,12 +53,12 @@ record NetworkSettings(EgressPolicy policy, EgressProxy.Builder proxy) {
     }
 
     /** True when one of the proxy's own settings (limits, approval timeout) is set. */
-    static boolean proxySettingsSet(CodeExecProperties.Network n) {
+    static boolean proxySettingsSet(NetworkProperties n) {
         return n.getMaxConnections() != null || n.getMaxBytes() != null || n.getIdleTimeout() != null
                 || n.getConnectTimeout() != null || n.getApprovalTimeout() != null;
     }
 
-    private static void requireUnset(CodeExecProperties.Network n) {
+    private static void requireUnset(NetworkProperties n) {
         if (!proxySettingsSet(n)) {
             return;
         }
@@ -93,7 +93,7 @@ record NetworkSettings(EgressPolicy policy, EgressProxy.Builder proxy) {
         }
     }
 
-    private static EgressLimits limits(CodeExecProperties.Network n) {
+    private static EgressLimits limits(NetworkProperties n) {
         EgressLimits l = EgressLimits.DEFAULT;
         if (n.getMaxConnections() != null) {
             if (n.getMaxConnections() < 1) {

@@ -68,7 +68,7 @@ class NetworkPropertiesTest {
     /** The rules and limits of the application.yml example in docs/spring-boot.md. */
     @Test
     void should_build_the_documented_policy_and_limits() {
-        CodeExecProperties.Network n = new CodeExecProperties.Network();
+        NetworkProperties n = new NetworkProperties();
         n.setAllow(List.of("pypi.org", "*.pythonhosted.org", "https://api.github.com", "127.0.0.1:8081"));
         n.setDeny(List.of("10.0.0.0/8"));
         n.setMaxConnections(16);
