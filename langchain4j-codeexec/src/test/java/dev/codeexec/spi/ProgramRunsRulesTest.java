@@ -26,6 +26,9 @@ import org.junit.jupiter.api.Test;
  */
 class ProgramRunsRulesTest {
 
+    /** The bound of a wait for an event (the process-channel contract's, which lives in the TCK module). */
+    private static final Duration BOUND = Duration.ofSeconds(60);
+
     /** A channel whose program does what the test script says, on the test's thread. */
     private static final class ScriptedChannel implements ProcessChannel {
         final List<ScriptedProcess> started = Collections.synchronizedList(new ArrayList<>());
@@ -210,7 +213,7 @@ class ProgramRunsRulesTest {
     void should_end_a_session_at_its_life_time_limit() throws Exception {
         ScriptedChannel ch = new ScriptedChannel((p, sink) -> { });
         try (ProgramSession s = ProgramRuns.startSession(ch, launch(null, Duration.ofMillis(50), 1024), "s")) {
-            ProgramPoll p = s.await(ProcessChannelContractTest.BOUND, 0, 100);
+            ProgramPoll p = s.await(BOUND, 0, 100);
 
             assertThat(p.running()).isFalse();
             assertThat(p.timedOut()).isTrue();
