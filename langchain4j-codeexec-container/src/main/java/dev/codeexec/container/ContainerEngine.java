@@ -286,14 +286,14 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         return new PreparedRun(channel, launch) {
             @Override
             public RunResult check(RunResult r) {
-                String lost = channel.lost();
+                RuntimeException lost = channel.failure();
                 if (lost == null) {
                     return r;
                 }
-                throw new RunOutcomeUnknownException(lost + " after the program started; its outcome is unknown "
-                        + "(it may have run and changed files: look at the workspace before running it again)",
+                throw new RunOutcomeUnknownException(lost.getMessage() + " after the program started; its outcome is"
+                        + " unknown (it may have run and changed files: look at the workspace before running it again)",
                         new RunResult(r.stdout(), r.stderr(), -1, r.duration(), false, r.stdoutTruncated(),
-                                r.stderrTruncated()), channel.lostCause());
+                                r.stderrTruncated()), lost.getCause());
             }
 
             @Override
