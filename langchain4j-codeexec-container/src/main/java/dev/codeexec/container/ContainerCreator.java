@@ -40,27 +40,16 @@ import org.slf4j.LoggerFactory;
  * network unless asked, PID 1 as {@code nobody}, the container's limits and rlimits), the labels that let leftovers
  * be found ({@link ContainerWorkspaces}), the workspace layout, and the container's volume of this host (its disk
  * quota) or egress socket, when the engine has them. Thread-safe: it keeps no state of its own.
+ *
+ * @param engineId the engine instance, on every container's labels
+ * @param volumes  the workspaces' volumes (their disk quota), or null when each container has an anonymous Docker
+ *                 volume
+ * @param egress   the egress proxy the containers go out through, or null
  */
-final class ContainerCreator {
+record ContainerCreator(DockerConnection docker, ContainerSettings settings, String engineId, ContainerVolumes volumes,
+                        ContainerEgress egress) {
 
     private static final Logger LOG = LoggerFactory.getLogger(ContainerCreator.class);
-
-    private final DockerConnection docker;
-    private final ContainerSettings settings;
-    private final String engineId;
-    /** The workspaces' volumes (their disk quota), or null when each container has an anonymous Docker volume. */
-    private final ContainerVolumes volumes;
-    /** The egress proxy the containers go out through, or null. */
-    private final ContainerEgress egress;
-
-    ContainerCreator(DockerConnection docker, ContainerSettings settings, String engineId, ContainerVolumes volumes,
-                     ContainerEgress egress) {
-        this.docker = docker;
-        this.settings = settings;
-        this.engineId = engineId;
-        this.volumes = volumes;
-        this.egress = egress;
-    }
 
     /**
      * Creates and starts one container with the standard layout; with a disk quota ({@code maxBytes}, 0 for the

@@ -11,31 +11,13 @@ import java.nio.file.Path;
  * The sandbox engine's workspaces: a host workspace whose tree belongs to the sandbox user, and a cleanup that no
  * program of the workspace can race (its sessions are closed, then its tree is deleted while no run holds its gate),
  * forgetting what the engine remembered of it.
+ *
+ * @param requireOpen throws when the engine is closed
+ * @param egress      the engine's egress proxy, or null
  */
-final class SandboxWorkspaces implements WorkspaceManager {
-
-    private final Runnable requireOpen;
-    private final HostWorkspaceManager manager;
-    private final SandboxUser user;
-    private final WorkspaceGates gates;
-    private final SandboxRunPlanner planner;
-    private final SandboxWorkspaceFS fs;
-    private final SandboxEgress egress;
-
-    /**
-     * @param requireOpen throws when the engine is closed
-     * @param egress      the engine's egress proxy, or null
-     */
-    SandboxWorkspaces(Runnable requireOpen, HostWorkspaceManager manager, SandboxUser user, WorkspaceGates gates,
-                      SandboxRunPlanner planner, SandboxWorkspaceFS fs, SandboxEgress egress) {
-        this.requireOpen = requireOpen;
-        this.manager = manager;
-        this.user = user;
-        this.gates = gates;
-        this.planner = planner;
-        this.fs = fs;
-        this.egress = egress;
-    }
+record SandboxWorkspaces(Runnable requireOpen, HostWorkspaceManager manager, SandboxUser user, WorkspaceGates gates,
+                         SandboxRunPlanner planner, SandboxWorkspaceFS fs, SandboxEgress egress)
+        implements WorkspaceManager {
 
     @Override
     public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
