@@ -8,7 +8,6 @@ import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunProgramSpec;
-import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
@@ -17,9 +16,9 @@ import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
-import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
@@ -27,15 +26,10 @@ import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileEntry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,9 +80,6 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
      */
     public static final int DEFAULT_UID = 1000;
 
-    /** Group ids of runs start above this, far from any group of an image. */
-    private static final long GID_BASE = 1_000_000L;
-
     private final DockerConnection docker;
     private final ContainerSettings settings;
     private final ContainerWorkspaces workspaces;
@@ -99,8 +90,8 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
     private final String engineId = UUID.randomUUID().toString();
-    private final AtomicLong nextGid = new AtomicLong(GID_BASE + ThreadLocalRandom.current().nextLong(1_000_000_000L));
     private final String helperUser;
+    private final ContainerRuns runs;
 
     private ContainerEngine(Builder b) {
         super("ContainerEngine", b, ShellEnvironmentPolicy.sandboxDefault(), limits(b));
@@ -151,6 +142,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
             docker.close();
             throw e;
         }
+        this.runs = new ContainerRuns(docker, settings, egress, helperUser);
         this.fs = StandardWorkspaceFS.builder().files(ws -> files(ws)).inputRoots(inputRoots())
                 .artifacts(artifactStore()).roomCheck(volumes == null ? null
                         : (ws, bytes) -> volumes.requireRoom(workspaces.container(ws).id, bytes)).build();
@@ -269,94 +261,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         if (egress != null) {
             env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
         }
-        long gid = nextGid.incrementAndGet();
-        String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
-        List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
-                ContainerWorkspaces.ROOT + "/" + runDir, Long.toString(gid), cwd, ulimits(limits),
-                Long.toString(Objects.requireNonNullElse(limits.memoryBytes(), settings.memoryBytes())),
-                "env", "-i"));
-        env.forEach((k, v) -> argv.add(k + "=" + v));
-        argv.add(spec.cmd());
-        argv.addAll(spec.args());
-        applyContainerLimits(c, limits);
-        ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control);
-        ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
-                spec.outputListener());
-        AutoCloseable egressRun = egress == null ? null : egress.egress().run(ws.id()); // opens a gate that went down
-        return new PreparedRun(channel, launch) {
-            @Override
-            public RunResult check(RunResult r) {
-                String lost = channel.lost();
-                if (lost == null) {
-                    return r;
-                }
-                throw new RunOutcomeUnknownException(lost + " after the program started; its outcome is unknown "
-                        + "(it may have run and changed files: look at the workspace before running it again)",
-                        new RunResult(r.stdout(), r.stderr(), -1, r.duration(), false, r.stdoutTruncated(),
-                                r.stderrTruncated()), channel.lostCause());
-            }
-
-            @Override
-            public void release() {
-                if (egressRun != null) {
-                    Execs.closeQuietly(egressRun);
-                }
-                if (c.activeRuns.decrementAndGet() == 0) {
-                    restoreContainerLimits(c);
-                }
-            }
-        };
-    }
-
-    /** CPU seconds, open files and file size (512-byte blocks) for the wrapper's {@code ulimit}; {@code -} = none. */
-    private static String ulimits(ResourceLimits l) {
-        String t = l.cpuTime() == null ? "-" : Long.toString(Math.max(1, (l.cpuTime().toMillis() + 999) / 1000));
-        String n = l.maxOpenFiles() == null ? "-" : Integer.toString(l.maxOpenFiles());
-        String f = l.maxFileBytes() == null ? "-" : Long.toString(Math.max(1, (l.maxFileBytes() + 511) / 512));
-        return t + " " + n + " " + f;
-    }
-
-    /**
-     * Memory and processes are the container's limits: a run asking for other values gets them applied to its
-     * workspace's container for as long as it runs (runs overlapping in one workspace share them).
-     */
-    private void applyContainerLimits(WorkspaceContainer c, ResourceLimits limits) {
-        synchronized (c) {
-            c.activeRuns.incrementAndGet();
-            Long mem = limits.memoryBytes() == null ? settings.memoryBytes() : limits.memoryBytes();
-            Long pids = limits.maxProcesses() == null ? settings.pids() : (long) limits.maxProcesses();
-            if (!Objects.equals(mem, c.memoryBytes()) || !Objects.equals(pids, c.pids())) {
-                try {
-                    update(c, mem, pids);
-                } catch (RuntimeException e) {
-                    c.activeRuns.decrementAndGet();
-                    throw e;
-                }
-            }
-        }
-    }
-
-    private void restoreContainerLimits(WorkspaceContainer c) {
-        synchronized (c) {
-            if (c.activeRuns.get() == 0 && (!Objects.equals(settings.memoryBytes(), c.memoryBytes())
-                    || !Objects.equals(settings.pids(), c.pids()))) {
-                try {
-                    update(c, settings.memoryBytes(), settings.pids());
-                } catch (RuntimeException e) {
-                    LOG.warn("could not restore a workspace container's limits: {}", e.getMessage());
-                }
-            }
-        }
-    }
-
-    private void update(WorkspaceContainer c, Long mem, Long pids) {
-        try {
-            docker.control().updateContainerCmd(c.id).withMemory(mem).withMemorySwap(mem).exec();
-            docker.control().updateContainerCmd(c.id).withPidsLimit(pids).exec();
-            c.limits(mem, pids);
-        } catch (RuntimeException e) {
-            throw docker.translate(e, "apply the run's memory and process limits");
-        }
+        return runs.plan(c, ws.id(), spec, limits, cwd, runDir, env, outputCap(spec));
     }
 
     @Override
@@ -376,9 +281,10 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
 
     /**
      * Builder for {@link ContainerEngine}. The image is required (the operator's choice, never the model's); the
-     * environment policy defaults to {@link ShellEnvironmentPolicy#sandboxDefault()}.
+     * environment policy defaults to {@link ShellEnvironmentPolicy#sandboxDefault()}. A disk quota ({@link #diskQuota})
+     * can be enforced where the JVM runs as root beside the Docker engine, reached through its UNIX socket.
      */
-    public static final class Builder extends EngineBuilder<Builder> {
+    public static final class Builder extends EngineBuilder<Builder> implements DiskQuotaBuilder<Builder> {
         private String image;
         private String dockerHost;
         private String certPath;
@@ -509,19 +415,10 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
             return this;
         }
 
-        /**
-         * The disk quota of each workspace whose {@link dev.codeexec.engine.WorkspacePolicy#maxDiskBytes()} sets none:
-         * what its programs may write, staged inputs and the model's files included. Default 1 GiB where it can be
-         * enforced (the JVM runs as root beside the Docker engine, reached through its UNIX socket), none elsewhere,
-         * with a warning; 0 for none. A quota set here where it cannot be enforced fails the build. Each container's
-         * {@code /codeexec} is then a volume of this host (a sparse, loop-mounted ext4 image); see docs/container.md,
-         * Disk quota.
-         */
+        /** {@inheritDoc} On this engine each container's {@code /codeexec} is that volume; see docs/container.md. */
+        @Override
         public Builder diskQuota(long bytes) {
-            if (bytes < 0) {
-                throw new InvalidSpecException("diskQuota (" + bytes + ") must not be negative");
-            }
-            this.diskQuota = bytes;
+            this.diskQuota = DiskQuotaBuilder.requireValid(bytes);
             return this;
         }
 

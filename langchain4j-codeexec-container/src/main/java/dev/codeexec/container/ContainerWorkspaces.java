@@ -1,33 +1,19 @@
 package dev.codeexec.container;
 
-import com.github.dockerjava.api.command.CreateContainerResponse;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
-import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
-import com.github.dockerjava.api.model.HostConfig;
-import com.github.dockerjava.api.model.Ulimit;
-import com.github.dockerjava.api.model.Bind;
-import com.github.dockerjava.api.model.Volume;
-import dev.codeexec.engine.BackendUnavailableException;
-import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.SafeNames;
-import dev.codeexec.workspace.WorkspaceLayout;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,14 +23,12 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Workspace containers: creation with the hardened settings, the labels that let leftovers be found, cleanup, the
- * sweeper of containers a crashed process left, and the warm pool.
+ * Workspace containers: the workspace-to-container map, a stopped container started again, cleanup, the sweeper of
+ * containers a crashed process left, and the warm pool. {@link ContainerCreator} makes and removes the containers.
  *
  * <p>Every container carries {@link #LABEL_OWNER}, {@link #LABEL_ENGINE} (this engine instance), {@link #LABEL_WORKSPACE}
  * (the workspace id, or {@code pool} for a pooled one), {@link #LABEL_CREATED}, and the creating process
@@ -77,6 +61,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
     private final Instant engineStarted = Instant.now();
     private final Map<String, WorkspaceContainer> byWorkspace = new ConcurrentHashMap<>();
     private final Deque<WorkspaceContainer> pool = new ConcurrentLinkedDeque<>();
+    private final ContainerCreator containers;
     private final ScheduledExecutorService poolFiller;
     private volatile boolean closed;
 
@@ -92,6 +77,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
         this.egress = egress;
         this.settings = settings;
         this.engineId = engineId;
+        this.containers = new ContainerCreator(docker, settings, engineId, volumes, egress);
         if (settings.poolSize() > 0) {
             this.poolFiller = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "codeexec-container-pool-" + engineId.substring(0, 8));
@@ -120,7 +106,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
         if (c != null) {
             wakePool();
         } else {
-            c = create(id, quota);
+            c = containers.create(id, quota);
         }
         byWorkspace.put(id, c);
         LOG.debug("workspace {} in container {}", id, c.id.substring(0, 12));
@@ -194,168 +180,12 @@ final class ContainerWorkspaces implements WorkspaceManager {
         WorkspaceContainer c = byWorkspace.remove(ws.id());
         try {
             if (c != null) {
-                remove(c.id);
+                containers.remove(c.id);
             }
         } finally {
             if (egress != null) {
                 egress.egress().closeWorkspace(ws.id());
             }
-        }
-    }
-
-    /**
-     * Creates and starts one container with the standard layout; with a disk quota ({@code maxBytes}, 0 for the
-     * default), its {@code /codeexec} is a volume of this host.
-     */
-    private WorkspaceContainer create(String workspaceLabel, long maxBytes) {
-        Map<String, String> labels = new HashMap<>();
-        labels.put(LABEL_OWNER, "langchain4j-codeexec");
-        labels.put(LABEL_ENGINE, engineId);
-        labels.put(LABEL_WORKSPACE, workspaceLabel);
-        labels.put(LABEL_CREATED, Long.toString(System.currentTimeMillis()));
-        labels.put(LABEL_HOST, hostName());
-        labels.put(LABEL_PID, Long.toString(ProcessHandle.current().pid()));
-        HostConfig host = HostConfig.newHostConfig()
-                .withNetworkMode(settings.network())
-                .withCapDrop(Capability.ALL)
-                .withSecurityOpts(List.of("no-new-privileges"))
-                .withPrivileged(false)
-                .withReadonlyRootfs(settings.readOnlyRootFilesystem())
-                .withInit(false);
-        Map<String, String> tmpfs = new HashMap<>();
-        if (settings.readOnlyRootFilesystem()) {
-            tmpfs.put("/tmp", "rw,nosuid,nodev,size=64m");
-        }
-        String name = "codeexec-" + engineId.substring(0, 8) + "-" + UUID.randomUUID().toString().substring(0, 12);
-        List<Bind> binds = new ArrayList<>();
-        if (egress != null) {
-            binds.add(egress.bind(workspaceLabel));
-        }
-        if (volumes != null) {
-            binds.add(new Bind(volumes.create(name, maxBytes).toString(), new Volume(VOLUME)));
-            // The runs' control files never need the workspace's room: a full workspace must not stop the run that
-            // frees it.
-            tmpfs.put(CONTROL, "rw,nosuid,nodev,noexec,size=1m,mode=0700,uid=" + settings.uid() + ",gid="
-                    + settings.gid());
-        }
-        if (!binds.isEmpty()) {
-            host.withBinds(binds);
-        }
-        if (!tmpfs.isEmpty()) {
-            host.withTmpFs(tmpfs);
-        }
-        if (settings.memoryBytes() != null) {
-            host.withMemory(settings.memoryBytes()).withMemorySwap(settings.memoryBytes());
-        }
-        if (settings.pids() != null) {
-            host.withPidsLimit(settings.pids());
-        }
-        if (settings.nanoCpus() != null) {
-            host.withNanoCPUs(settings.nanoCpus());
-        }
-        List<Ulimit> rlimits = new ArrayList<>();
-        if (settings.openFilesRlimit() != null) {
-            rlimits.add(new Ulimit("nofile", settings.openFilesRlimit(), settings.openFilesRlimit()));
-        }
-        if (settings.processesRlimit() != null) {
-            rlimits.add(new Ulimit("nproc", settings.processesRlimit(), settings.processesRlimit()));
-        }
-        if (!rlimits.isEmpty()) {
-            host.withUlimits(rlimits);
-        }
-        if (settings.runtime() != null) {
-            host.withRuntime(settings.runtime());
-        }
-        String id = null;
-        try {
-            CreateContainerResponse r = docker.control().createContainerCmd(settings.image())
-                    .withName(name)
-                    .withLabels(labels)
-                    .withCmd("sh", "-c", ExecScripts.INIT)
-                    .withEntrypoint(List.of())
-                    .withUser(INIT_USER)
-                    .withWorkingDir("/")
-                    .withEnv(List.of())
-                    .withNetworkDisabled("none".equals(settings.network()))
-                    .withVolumes(new Volume(VOLUME))
-                    .withHostConfig(host)
-                    .exec();
-            id = r.getId();
-            if (volumes != null) {
-                volumes.bound(id, name);
-            }
-            docker.control().startContainerCmd(id).exec();
-            putLayout(id);
-            if (egress != null) {
-                egress.startForwarder(docker, id);
-            }
-            if (volumes != null) {
-                volumes.requireSeen(name);
-            }
-            return new WorkspaceContainer(id, Instant.now(), settings.memoryBytes(), settings.pids());
-        } catch (NotFoundException e) {
-            removeQuietly(id, name);
-            throw new BackendUnavailableException("the workspace image '" + settings.image() + "' is not present "
-                    + "on the Docker engine; build or load it there (the engine never pulls)", e);
-        } catch (RuntimeException e) {
-            removeQuietly(id, name);
-            throw docker.translate(e, "create a workspace container");
-        }
-    }
-
-    /** The workspace layout and the control directory, owned by the workspace user, in one archive. */
-    private void putLayout(String id) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-            List<String> dirs = new ArrayList<>();
-            dirs.add("workspace");
-            for (String d : WorkspaceLayout.DIRECTORIES) {
-                dirs.add("workspace/" + d);
-            }
-            dirs.add("control");
-            for (String d : dirs) {
-                TarArchiveEntry e = new TarArchiveEntry(d + "/", TarArchiveEntry.LF_DIR);
-                e.setMode(040000 | (d.equals("control") ? 0700 : 0755));
-                e.setIds(settings.uid(), settings.gid());
-                e.setModTime(System.currentTimeMillis());
-                tar.putArchiveEntry(e);
-                tar.closeArchiveEntry();
-            }
-            tar.finish();
-        } catch (IOException e) {
-            throw new CodeExecException("could not build the workspace layout", e);
-        }
-        docker.control().copyArchiveToContainerCmd(id).withRemotePath(VOLUME)
-                .withTarInputStream(new ByteArrayInputStream(bytes.toByteArray())).exec();
-    }
-
-    /** Removes a container with its volume (anonymous, or of this host); a missing one is fine. */
-    void remove(String id) {
-        try {
-            docker.control().removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
-        } catch (NotFoundException e) {
-            // Already gone.
-        } catch (RuntimeException e) {
-            throw docker.translate(e, "remove a workspace container");
-        } finally {
-            // Its files go with it; a container that could not be removed keeps its own mount of the volume.
-            if (volumes != null) {
-                volumes.removed(id);
-            }
-        }
-    }
-
-    /** After a failed start: removes the container (if it was created) and its volume of this host. */
-    private void removeQuietly(String id, String name) {
-        try {
-            if (id != null) {
-                remove(id);
-            }
-            if (volumes != null) {
-                volumes.release(name);
-            }
-        } catch (RuntimeException e) {
-            LOG.warn("could not remove a container after a failed start: {}", e.getMessage());
         }
     }
 
@@ -376,11 +206,11 @@ final class ContainerWorkspaces implements WorkspaceManager {
             Instant oldest = Instant.now().minus(settings.poolIdle());
             for (WorkspaceContainer c : List.copyOf(pool)) {
                 if (c.created.isBefore(oldest) && pool.remove(c)) {
-                    remove(c.id);
+                    containers.remove(c.id);
                 }
             }
             while (!closed && pool.size() < settings.poolSize()) {
-                pool.addLast(create("pool", 0));
+                pool.addLast(containers.create("pool", 0));
             }
         } catch (RuntimeException e) {
             LOG.warn("could not fill the warm pool of workspace containers: {}", e.getMessage());
@@ -410,7 +240,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
             throw docker.translate(e, "list workspace containers");
         }
         int removed = 0;
-        String here = hostName();
+        String here = ContainerCreator.hostName();
         for (Container c : found) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
             if (engineId.equals(l.get(LABEL_ENGINE))) {
@@ -427,7 +257,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
                 continue;
             }
             try {
-                remove(c.getId());
+                containers.remove(c.getId());
                 removed++;
             } catch (RuntimeException e) {
                 LOG.warn("could not remove a leftover workspace container: {}", e.getMessage());
@@ -444,14 +274,6 @@ final class ContainerWorkspaces implements WorkspaceManager {
             return s == null ? fallback : Long.parseLong(s);
         } catch (NumberFormatException e) {
             return fallback;
-        }
-    }
-
-    private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            return "unknown";
         }
     }
 
@@ -484,7 +306,7 @@ final class ContainerWorkspaces implements WorkspaceManager {
         }
         for (String id : ids) {
             try {
-                remove(id);
+                containers.remove(id);
             } catch (RuntimeException e) {
                 if (failure == null) {
                     failure = e;

@@ -7,20 +7,15 @@ import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.StdStream;
-import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.OutputSink;
-import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
-import java.io.OutputStream;
+import dev.codeexec.spi.RemoteProcessChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,10 +35,12 @@ import org.slf4j.LoggerFactory;
  *   <li>Signal: a second exec signals the program's pid, recorded by the wrapper, while it is still the run's.</li>
  * </ul>
  *
- * <p>Thread roles: docker-java's callback thread only copies frames into the sink and completes the output future;
- * the exit status is fetched on {@link #WAITER}, never on the callback thread.
+ * <p>Thread roles ({@link RemoteProcessChannel} holds the rules): docker-java's callback thread only copies frames
+ * into the sink and completes the output future; the exit status is fetched on {@link #WAITER}, never on the callback
+ * thread. A run that lost its backend after it started is reported by {@link #failure()}: a
+ * {@link BackendUnavailableException} whose message says what was lost and whose cause is the transport's failure.
  */
-final class ExecChannel implements ProcessChannel {
+final class ExecChannel extends RemoteProcessChannel {
 
     private static final Logger LOG = LoggerFactory.getLogger(ExecChannel.class);
 
@@ -85,31 +82,8 @@ final class ExecChannel implements ProcessChannel {
         this.controlDir = controlDir;
     }
 
-    private volatile String lost;
-    private volatile Throwable lostCause;
-
-    /**
-     * Why the last run of this channel lost its backend after it started (its outcome is unknown), or null when it
-     * ended, was killed or timed out.
-     */
-    String lost() {
-        return lost;
-    }
-
-    /** The transport failure behind {@link #lost()}, if any. */
-    Throwable lostCause() {
-        return lostCause;
-    }
-
-    private synchronized void lose(String why, Throwable cause) {
-        if (lost == null) {
-            lost = why;
-            lostCause = cause;
-        }
-    }
-
     @Override
-    public ChannelProcess start(ProgramLaunch launch, OutputSink output) {
+    protected RemoteProcess open(ProgramLaunch launch, OutputSink output) {
         String execId;
         try {
             execId = docker.control().execCreateCmd(containerId).withCmd(launch.argv().toArray(String[]::new))
@@ -118,7 +92,7 @@ final class ExecChannel implements ProcessChannel {
         } catch (RuntimeException e) {
             throw docker.translate(e, "start a program in the workspace's container");
         }
-        ExecProcess p = new ExecProcess(execId, output);
+        ExecProcess p = new ExecProcess(execId, output, new FramedStdin());
         try {
             docker.streams().execStartCmd(execId).withDetach(false).withTty(false).withStdIn(p.stdin.input())
                     .exec(p.callback);
@@ -129,16 +103,15 @@ final class ExecChannel implements ProcessChannel {
         return p;
     }
 
-    private final class ExecProcess implements ChannelProcess {
-        final FramedStdin stdin = new FramedStdin();
-        final CompletableFuture<Integer> exit = new CompletableFuture<>();
-        final CompletableFuture<Void> outputEnd = new CompletableFuture<>();
-        final AtomicBoolean killed = new AtomicBoolean();
+    private final class ExecProcess extends RemoteProcess {
+        final FramedStdin stdin;
         final Instant startedAt = Instant.now();
         final String execId;
         final ResultCallback.Adapter<Frame> callback;
 
-        ExecProcess(String execId, OutputSink sink) {
+        ExecProcess(String execId, OutputSink sink, FramedStdin stdin) {
+            super(stdin);
+            this.stdin = stdin;
             this.execId = execId;
             this.callback = new ResultCallback.Adapter<>() {
                 @Override
@@ -154,7 +127,7 @@ final class ExecChannel implements ProcessChannel {
                 public void onError(Throwable t) {
                     // Not the template's onError: it logs an ERROR with a stack trace for what is, after a kill or
                     // an end of the run, an expected close. A break while the program runs is reported by check().
-                    if (!killed.get()) {
+                    if (!killed()) {
                         lose("the stream from the Docker engine broke", t);
                     }
                     LOG.debug("exec stream of a run ended with {}", t.toString());
@@ -170,9 +143,14 @@ final class ExecChannel implements ProcessChannel {
             };
         }
 
+        /** Notes that the run lost its backend after it started: the first reason wins. */
+        private void lose(String why, Throwable cause) {
+            lose(new BackendUnavailableException(why, cause));
+        }
+
         private void ended() {
             stdin.kill();
-            if (outputEnd.complete(null)) {
+            if (outputEnded()) {
                 WAITER.execute(this::finish);
             }
         }
@@ -188,17 +166,17 @@ final class ExecChannel implements ProcessChannel {
             try {
                 code = Execs.exitCodeOrNull(docker, execId);
             } catch (RuntimeException e) {
-                if (!killed.get()) {
+                if (!killed()) {
                     lose("the Docker engine stopped answering during the run", e);
                 }
             }
-            if (lost == null && !killed.get() && (code == null || code >= 128) && containerStopped()) {
+            if (lost() == null && !killed() && (code == null || code >= 128) && containerStopped()) {
                 lose("the workspace's container stopped during the run", null);
             }
-            if (lost == null && !killed.get() && code == null) {
+            if (lost() == null && !killed() && code == null) {
                 lose("the stream from the Docker engine ended while the program was still running", null);
             }
-            if (lost != null) {
+            if (lost() != null) {
                 // Nothing may keep running unseen: the run is over for its caller.
                 try {
                     killGroup();
@@ -206,7 +184,7 @@ final class ExecChannel implements ProcessChannel {
                     LOG.debug("could not kill the processes of a run that lost its stream: {}", e.getMessage());
                 }
             }
-            exit.complete(code == null ? -1 : code);
+            exited(code == null ? -1 : code);
         }
 
         /**
@@ -301,54 +279,21 @@ final class ExecChannel implements ProcessChannel {
         }
 
         @Override
-        public OutputStream stdin() {
-            return stdin;
-        }
-
-        @Override
-        public CompletableFuture<Integer> exit() {
-            return exit;
-        }
-
-        @Override
-        public CompletableFuture<Void> outputEnd() {
-            return outputEnd;
-        }
-
-        @Override
-        public void signal(ProgramSignal signal) {
-            if (exit.isDone() || outputEnd.isDone()) {
-                return;
-            }
+        protected void sendSignal(ProgramSignal signal) {
             String sig = signal == ProgramSignal.INTERRUPT ? "INT" : "TERM";
-            try {
-                Execs.run(docker, containerId, helperUser,
-                        List.of("sh", "-c", ExecScripts.SIGNAL, "sh", controlDir, Long.toString(runGid), sig));
-            } catch (RuntimeException e) {
-                LOG.debug("could not signal a run", e);
-            }
+            Execs.run(docker, containerId, helperUser,
+                    List.of("sh", "-c", ExecScripts.SIGNAL, "sh", controlDir, Long.toString(runGid), sig));
         }
 
         @Override
-        public void killTree() {
-            if (outputEnd.isDone() && exit.isDone()) {
-                return;
-            }
-            if (!killed.compareAndSet(false, true)) {
-                return;
-            }
-            try {
-                killGroup();
-            } catch (RuntimeException e) {
-                LOG.warn("could not kill a run's processes in its container: {}", e.getMessage());
-            }
-            try {
-                outputEnd.get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                // The stream did not end: close it, so that the run is over for the core.
-                Execs.closeQuietly(callback);
-                ended();
-            }
+        protected void killRemoteTree() {
+            killGroup();
+        }
+
+        @Override
+        protected void closeStream() {
+            Execs.closeQuietly(callback);
+            ended();
         }
     }
 }

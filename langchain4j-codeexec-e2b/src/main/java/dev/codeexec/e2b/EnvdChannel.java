@@ -3,20 +3,16 @@ package dev.codeexec.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.engine.StdStream;
-import dev.codeexec.spi.ChannelProcess;
+import dev.codeexec.spi.ChunkedStdin;
 import dev.codeexec.spi.OutputSink;
-import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
+import dev.codeexec.spi.RemoteProcessChannel;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,10 +40,11 @@ import org.slf4j.LoggerFactory;
  *       ran); a stream that breaks after the end event loses nothing.</li>
  * </ul>
  *
- * <p>Thread roles: the reader thread ({@code codeexec-e2b-process-N}) only decodes and pushes into the sink; stdin
- * requests run on the core's I/O thread, kills on whichever thread calls them.
+ * <p>Thread roles ({@link RemoteProcessChannel} holds the rules): the reader thread ({@code codeexec-e2b-process-N})
+ * only decodes and pushes into the sink; stdin requests run on the core's I/O thread, kills on whichever thread calls
+ * them.
  */
-final class EnvdChannel implements ProcessChannel {
+final class EnvdChannel extends RemoteProcessChannel {
 
     private static final Logger LOG = LoggerFactory.getLogger(EnvdChannel.class);
     private static final AtomicInteger THREADS = new AtomicInteger();
@@ -69,13 +66,9 @@ final class EnvdChannel implements ProcessChannel {
     /** Bytes of stdin per {@code SendInput}. */
     static final int STDIN_CHUNK = 64 << 10;
 
-    /** How long a kill waits for the stream to end before it closes it. */
-    private static final Duration KILL_WAIT = Duration.ofSeconds(10);
-
     private final Sandbox sandbox;
     private final boolean interactive;
     private final String program;
-    private volatile Remote last;
 
     /**
      * @param interactive true when stdin stays open for writes (sessions); a run opens it only when it has input
@@ -87,22 +80,8 @@ final class EnvdChannel implements ProcessChannel {
         this.program = program;
     }
 
-    /** What made the last program's stream fail after it started, or null. */
-    RuntimeException failure() {
-        Remote r = last;
-        return r == null ? null : r.failure;
-    }
-
-    /** Kills the program this channel started, if it still runs (a workspace being removed). */
-    void killRunning() {
-        Remote r = last;
-        if (r != null) {
-            r.killTree();
-        }
-    }
-
     @Override
-    public ChannelProcess start(ProgramLaunch launch, OutputSink output) {
+    protected RemoteProcess open(ProgramLaunch launch, OutputSink output) {
         sandbox.requireAlive();
         boolean stdin = interactive || launch.stdin() != null && !launch.stdin().isEmpty();
         ObjectNode req = Sandbox.startRequest(launch.argv(), launch.directory(), stdin);
@@ -140,29 +119,23 @@ final class EnvdChannel implements ProcessChannel {
             throw sandbox.failure(e, what);
         }
         Remote r = new Remote(stream, pid, output, stdin, what);
-        last = r;
         READERS.execute(r::read);
         return r;
     }
 
     /** A started program. */
-    private final class Remote implements ChannelProcess {
+    private final class Remote extends RemoteProcess {
         final EnvdStream stream;
         final long pid;
         final OutputSink sink;
         final String what;
-        final CompletableFuture<Integer> exit = new CompletableFuture<>();
-        final CompletableFuture<Void> outputEnd = new CompletableFuture<>();
-        final AtomicBoolean killed = new AtomicBoolean();
-        final OutputStream stdin;
-        volatile RuntimeException failure;
 
         Remote(EnvdStream stream, long pid, OutputSink sink, boolean stdin, String what) {
+            super(stdin ? new Stdin(pid, what) : ChunkedStdin.none());
             this.stream = stream;
             this.pid = pid;
             this.sink = sink;
             this.what = what;
-            this.stdin = stdin ? new Stdin() : new NoStdin();
         }
 
         /** The reader: decodes messages into the sink until the end of stream or a failure. */
@@ -183,26 +156,26 @@ final class EnvdChannel implements ProcessChannel {
                         }
                     } else if (ev.has("end")) {
                         // exitCode is omitted when 0 (proto3 JSON); a program killed by a signal reports -1.
-                        exit.complete(ev.get("end").path("exitCode").asInt(0));
+                        exited(ev.get("end").path("exitCode").asInt(0));
                     }
                     // keepalive, and events this version does not know: nothing to do.
                 }
-                if (!exit.isDone()) {
+                if (!exit().isDone()) {
                     fail(new E2bProtocolException("sandbox " + sandbox.id() + ": the stream of '" + what
                             + "' ended without the program's end event", 200, "truncated"));
                 }
             } catch (IOException e) {
-                if (exit.isDone()) {
+                if (exit().isDone()) {
                     // The end event came: the outcome is known, only the stream's tail was lost.
                     LOG.debug("the stream of a program that ended broke afterwards", e);
-                } else if (!killed.get()) {
+                } else if (!killed()) {
                     E2bSandboxGoneException g = sandbox.checkGone(what);
                     fail(g != null ? g : new E2bProtocolException("sandbox " + sandbox.id() + ": the output stream of '"
                             + what + "' " + (stream.stalled() ? "stayed silent past its keepalive interval"
                             : "broke off") + " (" + e.getClass().getSimpleName() + ")", e));
                 }
             } catch (RuntimeException e) {
-                if (!exit.isDone()) {
+                if (!exit().isDone()) {
                     // A stream cut short or garbled may be a sandbox that died under it: that is what to report.
                     E2bSandboxGoneException g = e instanceof E2bProtocolException ? sandbox.checkGone(what)
                             : null;
@@ -212,16 +185,14 @@ final class EnvdChannel implements ProcessChannel {
                 }
             } finally {
                 stream.close();
-                exit.complete(-1);
-                outputEnd.complete(null);
+                exited(-1);
+                outputEnded();
             }
         }
 
         /** A failure after the start: noted on stderr, kept for the engine, and the program is killed. */
         private void fail(RuntimeException e) {
-            if (failure == null) {
-                failure = e;
-            }
+            lose(e);
             byte[] note = ("\n[codeexec] " + e.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
             sink.write(StdStream.STDERR, note, 0, note.length);
             if (!(e instanceof E2bSandboxGoneException)) {
@@ -246,113 +217,60 @@ final class EnvdChannel implements ProcessChannel {
         }
 
         @Override
-        public OutputStream stdin() {
-            return stdin;
-        }
-
-        @Override
-        public CompletableFuture<Integer> exit() {
-            return exit;
-        }
-
-        @Override
-        public CompletableFuture<Void> outputEnd() {
-            return outputEnd;
-        }
-
-        @Override
-        public void signal(ProgramSignal signal) {
-            if (exit.isDone()) {
-                return;
-            }
+        protected void sendSignal(ProgramSignal signal) {
             String sig = signal == ProgramSignal.INTERRUPT ? "INT" : "TERM";
-            try {
-                sandbox.helper(List.of("/bin/sh", "-c", SandboxScripts.SIGNAL, "sh", Long.toString(pid), sig),
-                        "signal " + what);
-            } catch (RuntimeException e) {
-                LOG.debug("could not signal a program in sandbox {}", sandbox.id(), e);
-            }
+            sandbox.helper(List.of("/bin/sh", "-c", SandboxScripts.SIGNAL, "sh", Long.toString(pid), sig),
+                    "signal " + what);
         }
 
         @Override
-        public void killTree() {
-            if (exit.isDone() && outputEnd.isDone()) {
-                return;
-            }
-            if (!killed.compareAndSet(false, true)) {
-                return;
-            }
+        protected void killRemoteTree() {
             if (!sandbox.isGone()) {
                 sendKill();
             }
+        }
+
+        @Override
+        protected void closeStream() {
+            stream.close();
+        }
+    }
+
+    /** Stdin over {@code SendInput}; close is {@code CloseStdin}. Used by one thread at a time (the core's). */
+    private final class Stdin extends ChunkedStdin {
+        private final long pid;
+        private final String what;
+
+        Stdin(long pid, String what) {
+            super(STDIN_CHUNK);
+            this.pid = pid;
+            this.what = what;
+        }
+
+        @Override
+        protected void send(byte[] b, int off, int len) throws IOException {
+            ObjectNode req = Json.object();
+            req.putObject("process").put("pid", pid);
+            req.putObject("input").put("stdin", Base64.getEncoder().encodeToString(
+                    java.util.Arrays.copyOfRange(b, off, off + len)));
             try {
-                outputEnd.get(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                stream.close();
-            } catch (Exception e) {
-                // The stream did not end: close it, so that the run is over for the core.
-                stream.close();
+                sandbox.envd.call("process.Process/SendInput", req, Envd.ROOT, E2bHttp.Retry.NEVER,
+                        "write to the stdin of " + what);
+            } catch (RuntimeException e) {
+                throw new IOException("could not write to the program's stdin: " + e.getMessage(), e);
             }
         }
 
-        /** Stdin over {@code SendInput}; close is {@code CloseStdin}. Used by one thread at a time (the core's). */
-        private final class Stdin extends OutputStream {
-            private boolean closed;
-
-            @Override
-            public void write(int b) throws IOException {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                if (closed) {
-                    throw new IOException("stdin is closed");
-                }
-                for (int i = 0; i < len; i += STDIN_CHUNK) {
-                    int n = Math.min(STDIN_CHUNK, len - i);
-                    ObjectNode req = Json.object();
-                    req.putObject("process").put("pid", pid);
-                    req.putObject("input").put("stdin", Base64.getEncoder().encodeToString(
-                            java.util.Arrays.copyOfRange(b, off + i, off + i + n)));
-                    try {
-                        sandbox.envd.call("process.Process/SendInput", req, Envd.ROOT, E2bHttp.Retry.NEVER,
-                                "write to the stdin of " + what);
-                    } catch (RuntimeException e) {
-                        throw new IOException("could not write to the program's stdin: " + e.getMessage(), e);
-                    }
-                }
-            }
-
-            @Override
-            public void close() {
-                if (closed) {
-                    return;
-                }
-                closed = true;
-                // Sent even when the end event may have arrived: envd answers not_found then, which is fine.
-                ObjectNode req = Json.object();
-                req.putObject("process").put("pid", pid);
-                try {
-                    sandbox.envd.call("process.Process/CloseStdin", req, Envd.ROOT, E2bHttp.Retry.TRANSIENT,
-                            "close the stdin of " + what);
-                } catch (RuntimeException e) {
-                    LOG.debug("could not close a program's stdin (it may have ended)", e);
-                }
-            }
-        }
-
-        /** Stdin of a run without input: the program reads /dev/null; nothing is ever written. */
-        private final class NoStdin extends OutputStream {
-            @Override
-            public void write(int b) throws IOException {
-                throw new IOException("this run has no stdin");
-            }
-
-            @Override
-            public void close() {
-                // Nothing was opened.
+        @Override
+        protected void sendEnd() {
+            // Sent even when the end event may have arrived: envd answers not_found then, which is fine.
+            ObjectNode req = Json.object();
+            req.putObject("process").put("pid", pid);
+            try {
+                sandbox.envd.call("process.Process/CloseStdin", req, Envd.ROOT, E2bHttp.Retry.TRANSIENT,
+                        "close the stdin of " + what);
+            } catch (RuntimeException e) {
+                LOG.debug("could not close a program's stdin (it may have ended)", e);
             }
         }
     }

@@ -4,7 +4,6 @@ import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Capabilities;
-import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.CommandAllowListEnforcement;
 import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
@@ -18,7 +17,6 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.spi.host.Cgroups;
 import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.spi.host.LauncherThreads;
 import dev.codeexec.network.EgressCapable;
@@ -26,20 +24,15 @@ import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.workspace.FileTrees;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
 import dev.codeexec.workspace.WorkspaceStorage;
 import dev.codeexec.workspace.PathResolver;
-import dev.codeexec.workspace.WorkspaceLayout;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -84,17 +77,14 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     private final SandboxPlatform platform;
     private final PermissionProfile profile;
-    private final Path sandboxRoot;
-    private final Path stateDir;
-    private final boolean ownsRoot;
+    private final SandboxRoot root;
     private final HostWorkspaceManager manager;
     /** The workspaces' volumes (their disk quota), or null when workspaces are plain directories. */
     private final LoopVolumes volumes;
     private final SandboxWorkspaceFS fs;
-    private final WorkspaceManager workspaces = workspaceManager();
-    private final Cgroups cgroups;
-    /** Who programs run as on the host: never root where the platform allows (see SandboxUser). */
-    private final SandboxUser user;
+    private final WorkspaceManager workspaces;
+    /** What this host gives the engine: preflight, who programs run as, control groups, run limits. */
+    private final SandboxHost host;
     private final Capabilities capabilities;
     /** Every run's limits: the host's enforceable defaults, overridden field by field by the builder's. */
     private final ResourceLimits defaultLimits;
@@ -128,65 +118,36 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
                 && profile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
         String bwrap = needsBwrap ? Preflight.locateBwrap(b.bwrapPath) : null;
 
-        this.ownsRoot = b.rootDir == null;
-        Path runsDir;
-        try {
-            Path root = b.rootDir == null ? Files.createTempDirectory("codeexec-sandbox-") : b.rootDir;
-            Files.createDirectories(root);
-            restrict(root);
-            this.sandboxRoot = root.toRealPath();
-            this.stateDir = sandboxRoot.resolve("state");
-            Files.createDirectories(stateDir);
-            restrict(stateDir);
-            runsDir = stateDir.resolve("runs");
-            Files.createDirectories(runsDir);
-        } catch (IOException e) {
-            throw new CodeExecException("cannot create the sandbox root directory: " + e.getMessage(), e);
-        }
+        this.root = SandboxRoot.create(b.rootDir);
         LoopVolumes vols = null;
         SandboxEgress out = null;
         try {
             out = SandboxEgress.forEngine(egressPolicy(), egressProxySettings(), platform, profile);
             this.egress = out;
-            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, stateDir, b.allowListBy != null);
+            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, root.state, b.allowListBy != null);
             this.volumes = vols;
-            this.manager = new HostWorkspaceManager(sandboxRoot.resolve("workspaces"),
+            this.manager = new HostWorkspaceManager(root.workspaces(),
                     volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
-            SandboxUser wanted = needsBwrap ? SandboxUser.detect(b.sandboxUid, b.sandboxGid) : null;
-            if (wanted != null) {
-                wanted.prepare(manager.baseDir(), sandboxRoot, stateDir, runsDir, manager.baseDir());
-            }
-            Preflight.Result preflight = needsBwrap ? Preflight.check(bwrap, b.preflightMode == null
-                    ? PreflightMode.STRICT : b.preflightMode, stateDir, wanted) : null;
-            this.user = preflight != null && preflight.user() != null ? preflight.user()
-                    : SandboxUser.of(SandboxUser.Mode.SAME, -1, -1, null);
-            if (platform == SandboxPlatform.MACOS_SEATBELT
-                    && profile.enforcement() == PermissionProfile.Enforcement.MANAGED
-                    && !Files.isExecutable(Path.of(SeatbeltProfile.SANDBOX_EXEC))) {
-                throw new BackendUnavailableException("sandbox preflight failed: " + SeatbeltProfile.SANDBOX_EXEC
-                        + " is missing; the macOS sandbox cannot run. The engine never runs programs without it.");
-            }
-            this.cgroups = platform == SandboxPlatform.LINUX_BWRAP ? Cgroups.detect() : null;
-            RunLimits runLimits = platform == SandboxPlatform.LINUX_BWRAP
-                    ? RunLimits.detect(SandboxCommandLine.SHELL, user, cgroups != null && cgroups.pids())
-                    : RunLimits.none();
+            this.host = SandboxHost.check(platform, profile, bwrap, b.preflightMode, root, manager.baseDir(),
+                    b.sandboxUid, b.sandboxGid);
             ExecAllowList allowList = b.allowListBy == null ? null
                     : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
-            Capabilities caps = SandboxCapabilities.of(platform, profile, cgroups, runLimits.processesByRlimit(),
-                    volumes != null);
-            this.capabilities = caps.toBuilder().egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
-                    .commandAllowListEnforcement(allowList == null ? caps.commandAllowListEnforcement()
-                            : CommandAllowListEnforcement.KERNEL).build();
+            this.capabilities = host.capabilities(platform, profile, volumes != null, egress != null,
+                    allowList != null);
             capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
             this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
             SandboxRunPlanner.validateLimits(defaultLimits);
-            this.planner = new SandboxRunPlanner(profile, environment(), sandboxRoot, runsDir, cgroups,
-                    new SandboxCommandLine(platform, preflight, stateDir, scratchBytes, runLimits, egress != null),
+            this.planner = new SandboxRunPlanner(profile, environment(), root.root, root.runs, host.cgroups(),
+                    new SandboxCommandLine(platform, host.preflight(), root.state, scratchBytes, host.runLimits(),
+                            egress != null),
                     HostProcessChannel.wrapped().startingOn(launchers),
                     HostProcessChannel.direct().startingOn(launchers), volumes, allowList, egress);
             AccessDecision access = planner.access();
             this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), user, profile);
+                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), host.user(),
+                    profile);
+            this.workspaces = new SandboxWorkspaces(this::requireOpen, manager, host.user(), gates, planner, fs,
+                    egress);
         } catch (RuntimeException e) {
             launchers.shutdown();
             if (vols != null) {
@@ -195,24 +156,10 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
             if (out != null) {
                 out.close();
             }
-            cleanupRoot();
+            root.removeQuietly();
             throw e;
         }
-        if (profile.enforcement() == PermissionProfile.Enforcement.DISABLED) {
-            LOG.warn("SandboxEngine uses PermissionProfile.dangerFullAccess(): programs run WITHOUT a sandbox, with "
-                    + "the host's files and network");
-        }
-        String unbounded = platform == SandboxPlatform.LINUX_BWRAP
-                ? RunLimits.unbounded(capabilities.enforcedLimits()) : "";
-        if (!unbounded.isEmpty()) {
-            LOG.warn("SandboxEngine cannot bound the {} of a run on this host ({}): a program can exhaust them. "
-                    + "Memory and process limits need control groups the engine may create (root, or a delegated "
-                    + "cgroup v2 subtree); processes also work through RLIMIT_NPROC when programs do not run as root "
-                    + "(Linux 5.14 or later). See docs/sandbox.md, Resource limits", unbounded, limitsSupport());
-        }
-        LOG.info("SandboxEngine ready: platform={}, profile={}, network={}, cgroups={}, programs as {}, default "
-                + "limits={}", platform, profileName, profile.network().id(),
-                cgroups == null ? "n/a" : cgroups.describe(), user.describe(), defaultLimits);
+        host.logStart(LOG, platform, profile, profileName, capabilities, defaultLimits);
     }
 
     /** A sandbox engine with every default (see {@link Builder}). */
@@ -233,35 +180,6 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
     @Override
     public WorkspaceManager manager() {
         return workspaces;
-    }
-
-    private WorkspaceManager workspaceManager() {
-        return new WorkspaceManager() {
-            @Override
-            public Workspace createWorkspace(String execId, WorkspacePolicy policy) {
-                requireOpen();
-                Workspace w = manager.createWorkspace(execId, policy);
-                user.claimTree(Path.of(w.path())); // programs write their workspace, as the sandbox user
-                return w;
-            }
-
-            @Override
-            public void cleanup(Workspace workspace) {
-                // No program of the workspace may run while its tree is deleted by name.
-                for (ProgramSession s : gates.sessions(workspace)) {
-                    s.close();
-                }
-                gates.exclusiveRun(workspace, () -> {
-                    planner.forget(manager.hostPath(workspace)); // what the scans of its tree remembered
-                    fs.forget(workspace);
-                    manager.cleanup(workspace);
-                });
-                gates.forget(workspace);
-                if (egress != null) {
-                    egress.egress().closeWorkspace(workspace.id());
-                }
-            }
-        };
     }
 
     /**
@@ -324,7 +242,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
     private SandboxRun plan(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
         return planner.plan(ws.id(), fs.resolver(ws), fs.readOnlyPaths(ws), spec,
-                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), user);
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), host.user());
     }
 
     @Override
@@ -334,11 +252,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     @Override
     protected String limitsOwner() {
-        return "SandboxEngine on this host (" + limitsSupport() + ")";
-    }
-
-    private String limitsSupport() {
-        return cgroups == null ? "no control groups" : cgroups.describe();
+        return "SandboxEngine on this host (" + host.limitsSupport() + ")";
     }
 
     /**
@@ -350,22 +264,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
      */
     public ProgramLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> {
-            SandboxRun p = plan(ws, spec, extra);
-            List<String> procs = List.of();
-            if (p.group() != null) {
-                try {
-                    procs = cgroups.planned(p.group()).procsFiles(); // same limits, in a group kept until close()
-                } catch (IOException e) {
-                    throw new BackendUnavailableException("cannot create the planned launch's control group", e);
-                } finally {
-                    p.releaseGroup();
-                }
-            }
-            ProgramLaunch l = p.launch();
-            return new ProgramLaunch(Launcher.withCgroups(l.argv(), procs), l.environment(), l.directory(),
-                    l.stdin(), l.timeout(), l.maxOutputBytes(), l.listener());
-        });
+        return gates.exclusive(ws, () -> plan(ws, spec, extra).plannedLaunch(host.cgroups()));
     }
 
     /** Directories the scans for protected metadata remember of a workspace's tree (for tests). */
@@ -383,44 +282,13 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      *                                  the profile
      */
     public RunResult runInDirectory(Path directory, RunProgramSpec spec, AdditionalPermissions extra) {
-        Path dir;
-        try {
-            dir = directory.toRealPath();
-        } catch (IOException e) {
-            throw new InvalidSpecException("workspace directory '" + directory + "' does not exist");
-        }
-        if (!Files.isDirectory(dir)) {
-            throw new InvalidSpecException("workspace directory '" + directory + "' is not a directory");
-        }
-        if (dir.getParent() == null || sandboxRoot.startsWith(dir) || dir.startsWith(sandboxRoot)) {
-            throw new PolicyViolationException("workspace directory '" + directory + "' would expose the host root "
-                    + "or the sandbox root; choose a dedicated directory");
-        }
+        Path dir = root.requireOperatorDirectory(directory);
         requireOpen();
-        SandboxUser owner = user.forDirectory(dir);
-        PathResolver resolver = new PathResolver(dir);
-        for (String d : WorkspaceLayout.DIRECTORIES) {
-            owner.claimPath(dir, PathResolver.normalize(resolver.relativize(resolver.ensureDirectory(d)))); // no link
-        }
+        SandboxUser owner = host.user().forDirectory(dir);
+        PathResolver resolver = SandboxRoot.layOut(dir, owner);
         return SandboxRun.runReplanningOnHostChange(() -> planner.plan(dir.toString(), resolver, Set.of(), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
                 this::run);
-    }
-
-    private static void restrict(Path dir) {
-        try {
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        } catch (IOException | UnsupportedOperationException ignored) {
-            // Not a POSIX file system: nothing to tighten.
-        }
-    }
-
-    private void cleanupRoot() {
-        try {
-            FileTrees.deleteTree(ownsRoot ? sandboxRoot : stateDir);
-        } catch (RuntimeException e) {
-            LOG.warn("could not remove the sandbox root: {}", e.toString());
-        }
     }
 
     /** Removes every workspace, the engine's state and (when it created it) the root. */
@@ -434,28 +302,20 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
             failure = attempt(failure, egress::close);
         }
         launchers.shutdown();
-        if (cgroups != null) {
-            failure = attempt(failure, cgroups::close);
+        if (host.cgroups() != null) {
+            failure = attempt(failure, host.cgroups()::close);
         }
-        failure = attempt(failure, () -> {
-            if (ownsRoot) {
-                FileTrees.deleteTree(sandboxRoot);
-            } else {
-                FileTrees.deleteTree(stateDir);
-                try {
-                    Files.deleteIfExists(sandboxRoot.resolve("workspaces"));
-                } catch (IOException e) {
-                    throw new CodeExecException("could not remove the sandbox root", e);
-                }
-            }
-        });
+        failure = attempt(failure, root::remove);
         if (failure != null) {
             throw failure;
         }
     }
 
-    /** Builder for {@link SandboxEngine}. Every setting is optional. */
-    public static final class Builder extends EngineBuilder<Builder> {
+    /**
+     * Builder for {@link SandboxEngine}. Every setting is optional. A disk quota ({@link #diskQuota}) can be enforced
+     * on Linux with the engine running as root.
+     */
+    public static final class Builder extends EngineBuilder<Builder> implements DiskQuotaBuilder<Builder> {
         private Path rootDir;
         private PermissionProfile profile;
         private NetworkMode network;
@@ -544,18 +404,10 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
             return this;
         }
 
-        /**
-         * The disk quota of each workspace whose {@link WorkspacePolicy#maxDiskBytes()} sets none: what its programs
-         * may write, staged inputs included. Default 1 GiB where the host
-         * can enforce it (Linux, the engine running as root), none elsewhere, with a warning; 0 for none. A quota set
-         * here on a host that cannot enforce it fails the build. Each workspace is then a file system of its own (a
-         * sparse, loop-mounted ext4 image); see docs/sandbox.md, Disk quota.
-         */
+        /** {@inheritDoc} On this engine, see docs/sandbox.md, Disk quota. */
+        @Override
         public Builder diskQuota(long bytes) {
-            if (bytes < 0) {
-                throw new InvalidSpecException("diskQuota (" + bytes + ") must not be negative");
-            }
-            this.diskQuota = bytes;
+            this.diskQuota = DiskQuotaBuilder.requireValid(bytes);
             return this;
         }
 

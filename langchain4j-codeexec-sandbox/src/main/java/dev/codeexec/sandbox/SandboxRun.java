@@ -159,11 +159,24 @@ final class SandboxRun extends PreparedRun {
         }
     }
 
-    /** Releases the control group only: for a planned launch that is handed out and never run by the engine. */
-    void releaseGroup() {
+    /**
+     * The launch of this plan for an operator to start ({@link SandboxEngine#plannedLaunch}): the run's control group
+     * is released and its limits are carried by a group of {@code cgroups} kept until the engine closes.
+     */
+    ProgramLaunch plannedLaunch(Cgroups cgroups) {
+        List<String> procs = List.of();
         if (group != null) {
-            group.close();
+            try {
+                procs = cgroups.planned(group).procsFiles(); // same limits, in a group kept until close()
+            } catch (IOException e) {
+                throw new BackendUnavailableException("cannot create the planned launch's control group", e);
+            } finally {
+                group.close();
+            }
         }
+        ProgramLaunch l = launch();
+        return new ProgramLaunch(Launcher.withCgroups(l.argv(), procs), l.environment(), l.directory(), l.stdin(),
+                l.timeout(), l.maxOutputBytes(), l.listener());
     }
 
     /** Removes a run's private directory and status file. */
