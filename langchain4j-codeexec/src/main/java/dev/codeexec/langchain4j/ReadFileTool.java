@@ -18,15 +18,13 @@ import java.util.Map;
 final class ReadFileTool implements ToolHandler {
 
     private final ToolSettings settings;
-    private final ToolWorkspaces workspaces;
 
-    ReadFileTool(ToolSettings settings, ToolWorkspaces workspaces) {
+    ReadFileTool(ToolSettings settings) {
         this.settings = settings;
-        this.workspaces = workspaces;
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String path = ToolPaths.normalizeFile(args.requiredString("path"), "path");
         if (ToolPaths.isGlob(path)) {
             throw new InvalidArgument("'path' must name one file, not a glob; use "
@@ -42,7 +40,7 @@ final class ReadFileTool implements ToolHandler {
         }
         long off = offset == null ? 0 : offset;
         int maxBytes = max == null ? settings.defaultReadBytes() : max.intValue();
-        return workspaces.inWorkspaceKeepingListing(call, ws -> {
+        return ToolWork.reading(ws -> {
             FileRef f = call.engine().fs().readFile(ws, path, off, maxBytes);
             return describe(path, off, f);
         });
