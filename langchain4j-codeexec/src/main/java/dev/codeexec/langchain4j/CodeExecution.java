@@ -11,22 +11,14 @@ import dev.langchain4j.code.CodeExecutionEngine;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.service.tool.ToolArgumentsErrorHandler;
-import dev.langchain4j.service.tool.ToolErrorHandlerResult;
 import dev.langchain4j.service.tool.ToolProvider;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
-import java.util.EnumMap;
-import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Pattern;
 
 /**
  * The one entry point that gives a LangChain4j AI service controlled code execution: the workspace tools (as
@@ -109,9 +101,7 @@ public final class CodeExecution implements AutoCloseable {
     public static final int DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300;
 
     private final ToolRuntime runtime;
-    private final CodeBlockMode codeBlockMode;
-    private final int maxCodeBlockRunsPerTurn;
-    private final Set<String> codeBlockLanguages;
+    private final CodeBlockSettings codeBlocks;
     private final boolean policy;
     private final WorkspaceTools tools;
     private final WorkspaceToolProvider toolProvider;
@@ -119,58 +109,17 @@ public final class CodeExecution implements AutoCloseable {
 
     private CodeExecution(Builder b) {
         Engine engine = Objects.requireNonNull(b.engine, "engine must be set: CodeExecution.builder().engine(...)");
-        ToolSettings d = ToolSettings.defaults();
-        Duration defaultTimeout = b.defaultTimeout != null ? b.defaultTimeout : d.defaultTimeout();
-        Duration maxTimeout = b.maxTimeout != null ? b.maxTimeout : d.maxTimeout();
-        positive(defaultTimeout, "defaultTimeout");
-        positive(maxTimeout, "maxTimeout");
-        if (defaultTimeout.compareTo(maxTimeout) > 0) {
-            throw new IllegalArgumentException("defaultTimeout (" + defaultTimeout + ") must not exceed maxTimeout ("
-                    + maxTimeout + ")");
-        }
-        Map<WorkspaceTool, String> names = new EnumMap<>(d.names());
-        names.putAll(b.names);
-        if (new HashSet<>(names.values()).size() != names.size()) {
-            throw new IllegalArgumentException("tool names must be distinct, got " + names.values());
-        }
-        ToolSettings s = new ToolSettings(defaultTimeout, maxTimeout,
-                positive(b.maxOutputBytes, d.maxOutputBytes(), "maxOutputBytes"),
-                Math.min(d.defaultReadBytes(), positive(b.maxReadBytes, d.maxReadBytes(), "maxReadBytes")),
-                positive(b.maxReadBytes, d.maxReadBytes(), "maxReadBytes"),
-                positive(b.maxWriteBytes, d.maxWriteBytes(), "maxWriteBytes"),
-                positive(b.maxArtifactBytes, d.maxArtifactBytes(), "maxArtifactBytes"),
-                positive(b.maxAttachmentBytes, d.maxAttachmentBytes(), "maxAttachmentBytes"),
-                d.maxListEntries(), b.requireMemoryId, b.inheritEnvironment,
-                b.reportChangedFiles == null || b.reportChangedFiles, d.sessionYield(), d.sessionTtl(),
-                b.idleTtlSet ? b.workspaceIdleTtl : d.workspaceIdleTtl(), names,
-                b.tools == null ? d.enabled() : b.tools);
-        CommandGate gate = b.commandPolicy == null || !b.commandPolicy.isEnforcing() ? null
-                : new CommandGate(b.commandPolicy, b.environmentScrubber != null ? b.environmentScrubber
-                        : EnvironmentScrubber.defaults(), b.policyPath != null ? b.policyPath : DEFAULT_POLICY_PATH);
+        ToolSettings s = b.settings();
+        CommandGate gate = CommandGate.of(b.commandPolicy, b.environmentScrubber, b.policyPath);
         this.policy = gate != null;
         Duration approvalTimeout = b.approvalTimeout != null ? b.approvalTimeout
                 : Duration.ofSeconds(DEFAULT_APPROVAL_TIMEOUT_SECONDS);
-        positive(approvalTimeout, "approvalTimeout");
+        ToolSettings.Builder.positive(approvalTimeout, "approvalTimeout");
         this.runtime = new ToolRuntime(engine, b.artifactService,
                 b.artifactScope != null ? b.artifactScope : ArtifactScope.perConversation(), gate, s, b.approver,
                 approvalTimeout, b.listeners);
-        this.codeBlockMode = Boolean.FALSE.equals(b.autoExecute) ? CodeBlockMode.OFF
-                : b.codeBlockMode != null ? b.codeBlockMode : CodeBlockMode.RESULT_TO_MODEL;
-        this.maxCodeBlockRunsPerTurn = b.maxCodeBlockRunsPerTurn != null ? b.maxCodeBlockRunsPerTurn
-                : DEFAULT_MAX_CODE_BLOCK_RUNS_PER_TURN;
-        if (maxCodeBlockRunsPerTurn < 1) {
-            throw new IllegalArgumentException("maxCodeBlockRunsPerTurn (" + maxCodeBlockRunsPerTurn
-                    + ") must be at least 1; use autoExecuteCodeBlocks(false) to switch the processor off");
-        }
-        Set<String> langs = new HashSet<>();
-        if (b.codeBlockLanguages != null) {
-            b.codeBlockLanguages.forEach(l -> langs.add(l.strip().toLowerCase(Locale.ROOT)));
-        } else {
-            for (CodeLanguage l : CodeLanguage.values()) {
-                langs.addAll(l.tags());
-            }
-        }
-        this.codeBlockLanguages = Set.copyOf(langs);
+        this.codeBlocks = CodeBlockSettings.resolve(b.autoExecute, b.codeBlockMode, b.maxCodeBlockRunsPerTurn,
+                b.codeBlockLanguages);
         this.tools = new WorkspaceTools(runtime);
         this.toolProvider = new WorkspaceToolProvider(runtime, policy);
     }
@@ -211,24 +160,23 @@ public final class CodeExecution implements AutoCloseable {
      */
     public ChatModel wrap(ChatModel model) {
         Objects.requireNonNull(model, "model");
-        return codeBlockMode == CodeBlockMode.OFF ? model : new CodeBlockPromotingChatModel(model, promotion());
+        return codeBlocks.mode() == CodeBlockMode.OFF ? model : new CodeBlockPromotingChatModel(model, promotion());
     }
 
     /** The streaming twin of {@link #wrap(ChatModel)}; works with {@code TokenStream} service methods. */
     public StreamingChatModel wrap(StreamingChatModel model) {
         Objects.requireNonNull(model, "model");
-        return codeBlockMode == CodeBlockMode.OFF ? model
+        return codeBlocks.mode() == CodeBlockMode.OFF ? model
                 : new CodeBlockPromotingStreamingChatModel(model, promotion());
     }
 
     private CodeBlockPromotion promotion() {
-        return new CodeBlockPromotion(codeBlockMode, runtime.settings().name(WorkspaceTool.EXECUTE_CODE),
-                maxCodeBlockRunsPerTurn, codeBlockLanguages);
+        return codeBlocks.promotion(runtime.settings().name(WorkspaceTool.EXECUTE_CODE));
     }
 
     /** What the response processor does; {@link CodeBlockMode#OFF} after {@code autoExecuteCodeBlocks(false)}. */
     public CodeBlockMode codeBlockMode() {
-        return codeBlockMode;
+        return codeBlocks.mode();
     }
 
     /**
@@ -261,12 +209,7 @@ public final class CodeExecution implements AutoCloseable {
      * to the model as a readable error instead of failing the whole call. Needed only with {@link #tools()}.
      */
     public ToolArgumentsErrorHandler toolArgumentsErrorHandler() {
-        return (error, context) -> {
-            String tool = context.toolExecutionRequest() == null ? "the tool" : context.toolExecutionRequest().name();
-            String msg = error.getMessage() == null ? "they do not fit the tool's parameters" : error.getMessage();
-            return ToolErrorHandlerResult.text("error: " + ErrorText.forModel("invalid arguments for " + tool + ": "
-                    + msg + ". Nothing was run or changed; fix the arguments and call it again."));
-        };
+        return ToolErrors.ARGUMENTS_ERROR_HANDLER;
     }
 
     /**
@@ -275,15 +218,8 @@ public final class CodeExecution implements AutoCloseable {
      */
     public String workspaceGuidance() {
         ToolSettings s = runtime.settings();
-        boolean artifacts = s.enabled().contains(WorkspaceTool.SAVE_ARTIFACT)
-                && runtime.hasArtifactStore(runtime.defaultEngine());
-        return "You have a private workspace for this conversation, reachable only through your tools. "
-                + "Files the user attaches appear in work/inputs/. Write scripts and scratch files under work/, "
-                + "final results under out/"
-                + (artifacts ? ", and save results the user should keep with " + s.name(WorkspaceTool.SAVE_ARTIFACT)
-                        + ", which returns an artifact:// reference" : "")
-                + ". Run commands with " + s.name(WorkspaceTool.EXEC)
-                + "; every result states exit_code, timed_out and truncated.";
+        return ToolDescriptions.guidance(s, s.enabled().contains(WorkspaceTool.SAVE_ARTIFACT)
+                && runtime.hasArtifactStore(runtime.defaultEngine()));
     }
 
     /** Removes a conversation's workspace and background sessions (on every engine it used). */
@@ -308,36 +244,8 @@ public final class CodeExecution implements AutoCloseable {
         return k;
     }
 
-    private static void positive(Duration d, String name) {
-        if (d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException(name + " (" + d + ") must be positive");
-        }
-    }
-
-    private static int positive(Integer v, int def, String name) {
-        if (v == null) {
-            return def;
-        }
-        if (v < 1) {
-            throw new IllegalArgumentException(name + " (" + v + ") must be positive");
-        }
-        return v;
-    }
-
-    private static long positive(Long v, long def, String name) {
-        if (v == null) {
-            return def;
-        }
-        if (v < 1) {
-            throw new IllegalArgumentException(name + " (" + v + ") must be positive");
-        }
-        return v;
-    }
-
     /** Builder of {@link CodeExecution}. Unset values take the documented defaults when {@link #build()} runs. */
-    public static final class Builder {
-
-        private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+    public static final class Builder extends ToolOptions {
 
         private Engine engine;
         private ArtifactService artifactService;
@@ -349,20 +257,6 @@ public final class CodeExecution implements AutoCloseable {
         private CodeBlockMode codeBlockMode;
         private Integer maxCodeBlockRunsPerTurn;
         private Set<String> codeBlockLanguages;
-        private Duration defaultTimeout;
-        private Duration maxTimeout;
-        private Integer maxOutputBytes;
-        private Integer maxReadBytes;
-        private Long maxWriteBytes;
-        private Long maxArtifactBytes;
-        private Long maxAttachmentBytes;
-        private boolean requireMemoryId;
-        private boolean inheritEnvironment;
-        private Boolean reportChangedFiles;
-        private Duration workspaceIdleTtl;
-        private boolean idleTtlSet;
-        private final Map<WorkspaceTool, String> names = new EnumMap<>(WorkspaceTool.class);
-        private Set<WorkspaceTool> tools;
         private ExecutionApprover approver;
         private Duration approvalTimeout;
         private final List<ExecutionListener> listeners = new ArrayList<>();
@@ -472,126 +366,6 @@ public final class CodeExecution implements AutoCloseable {
             return this;
         }
 
-        /** Time limit when the model gives none; default {@value CodeExecution#DEFAULT_TIMEOUT_SECONDS} seconds. */
-        public Builder defaultTimeout(Duration timeout) {
-            this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * Longest time limit a model may ask for (larger values are refused), and the life of a background session;
-         * default {@value CodeExecution#DEFAULT_MAX_TIMEOUT_SECONDS} seconds.
-         */
-        public Builder maxTimeout(Duration timeout) {
-            this.maxTimeout = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * Bytes of program output shown to the model per call; longer output keeps its first and last half with a
-         * marker in between. Default {@value CodeExecution#DEFAULT_MAX_OUTPUT_BYTES}.
-         */
-        public Builder maxOutputBytes(int bytes) {
-            this.maxOutputBytes = bytes;
-            return this;
-        }
-
-        /**
-         * Largest window {@code workspace_read_file} returns; default {@value CodeExecution#DEFAULT_MAX_READ_BYTES}.
-         */
-        public Builder maxReadBytes(int bytes) {
-            this.maxReadBytes = bytes;
-            return this;
-        }
-
-        /**
-         * Largest file {@code workspace_write_file} writes (the whole file after an append); larger writes are
-         * refused and change nothing. Default {@value CodeExecution#DEFAULT_MAX_WRITE_BYTES}.
-         */
-        public Builder maxWriteBytes(long bytes) {
-            this.maxWriteBytes = bytes;
-            return this;
-        }
-
-        /**
-         * Largest file saved as or staged from an artifact; default
-         * {@value CodeExecution#DEFAULT_MAX_ARTIFACT_BYTES}.
-         */
-        public Builder maxArtifactBytes(long bytes) {
-            this.maxArtifactBytes = bytes;
-            return this;
-        }
-
-        /** Largest attached file staged; default {@value CodeExecution#DEFAULT_MAX_ATTACHMENT_BYTES}. */
-        public Builder maxAttachmentBytes(long bytes) {
-            this.maxAttachmentBytes = bytes;
-            return this;
-        }
-
-        /**
-         * When true, tool calls from an AI service without {@code @MemoryId} (whose users would all share the
-         * workspace {@code "default"}) are refused. Default false: they run, and a warning is logged once.
-         */
-        public Builder requireMemoryId(boolean require) {
-            this.requireMemoryId = require;
-            return this;
-        }
-
-        /**
-         * When true, commands get the engine's base environment (for the local engine: this JVM's, secrets included).
-         * Default false: commands start from the engine's clean, minimal environment where the engine supports one.
-         * Ignored when a command policy is set: policy runs always use a clean environment.
-         */
-        public Builder inheritEnvironment(boolean inherit) {
-            this.inheritEnvironment = inherit;
-            return this;
-        }
-
-        /**
-         * Whether exec results list created, deleted and resized files (one listing before and one after each run).
-         * Default true.
-         */
-        public Builder reportChangedFiles(boolean report) {
-            this.reportChangedFiles = report;
-            return this;
-        }
-
-        /**
-         * Removes a conversation's workspace (and its files) after it was unused this long; the next call gets a
-         * fresh one. Durable results belong in artifacts. Default {@value CodeExecution#DEFAULT_WORKSPACE_IDLE_MINUTES}
-         * minutes; null keeps workspaces until {@link CodeExecution#closeWorkspace} or {@link CodeExecution#close()}.
-         */
-        public Builder workspaceIdleTtl(Duration ttl) {
-            if (ttl != null) {
-                positive(ttl, "workspaceIdleTtl");
-            }
-            this.workspaceIdleTtl = ttl;
-            this.idleTtlSet = true;
-            return this;
-        }
-
-        /**
-         * Renames a tool for the {@link CodeExecution#toolProvider()} face (for example when another tool already
-         * uses the name). Names must match {@code [A-Za-z0-9_-]{1,64}} and be distinct.
-         */
-        public Builder toolName(WorkspaceTool tool, String name) {
-            Objects.requireNonNull(tool, "tool");
-            if (name == null || !TOOL_NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException("tool name (" + name + ") must match [A-Za-z0-9_-]{1,64}");
-            }
-            names.put(tool, name);
-            return this;
-        }
-
-        /** The tools to offer; default all. Disabled tools are absent from the provider and refuse when called. */
-        public Builder tools(WorkspaceTool... tools) {
-            if (tools.length == 0) {
-                throw new IllegalArgumentException("tools: give at least one tool");
-            }
-            this.tools = EnumSet.copyOf(Arrays.asList(tools));
-            return this;
-        }
-
         /**
          * Asks {@code approver} before every command, code snippet, file write, artifact stage and artifact save of
          * the tools and the response processor, after the arguments were validated and the command policy accepted
@@ -635,6 +409,11 @@ public final class CodeExecution implements AutoCloseable {
          * @throws IllegalArgumentException when a limit or the approval timeout is not positive, or tool names
          *                                  collide
          */
+        @Override
+        Builder self() {
+            return this;
+        }
+
         public CodeExecution build() {
             return new CodeExecution(this);
         }

@@ -30,6 +30,18 @@ final class CommandGate {
     private final String path;
 
     /**
+     * The gate of a configured policy, or null when there is none or it enforces nothing ({@code permissive()}).
+     *
+     * @param scrubber null for {@link EnvironmentScrubber#defaults()}
+     * @param path     null for {@link CodeExecution#DEFAULT_POLICY_PATH}
+     */
+    static CommandGate of(CommandPolicy policy, EnvironmentScrubber scrubber, String path) {
+        return policy == null || !policy.isEnforcing() ? null : new CommandGate(policy,
+                scrubber != null ? scrubber : EnvironmentScrubber.defaults(),
+                path != null ? path : CodeExecution.DEFAULT_POLICY_PATH);
+    }
+
+    /**
      * @param path the {@code PATH} of a clean run, used to pin command names on backends that run programs on this
      *             host's file system
      */

@@ -19,22 +19,17 @@ final class ExecTool implements ToolHandler {
     private static final int MAX_COMMAND_CHARS = 64 * 1024;
 
     private final ToolSettings settings;
-    private final ToolWorkspaces workspaces;
-    private final ChangeTrackers changes;
     private final CommandSpecs commands;
     private final SessionCalls sessions;
 
-    ExecTool(ToolSettings settings, ToolWorkspaces workspaces, ChangeTrackers changes, CommandSpecs commands,
-             SessionCalls sessions) {
+    ExecTool(ToolSettings settings, CommandSpecs commands, SessionCalls sessions) {
         this.settings = settings;
-        this.workspaces = workspaces;
-        this.changes = changes;
         this.commands = commands;
         this.sessions = sessions;
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String command = args.requiredString("command", "cmd");
         if (command.length() > MAX_COMMAND_CHARS) {
             throw new InvalidArgument("'command' is " + command.length() + " characters; the limit is "
@@ -57,19 +52,19 @@ final class ExecTool implements ToolHandler {
                     ToolErrorKind.UNSUPPORTED, "background sessions need an engine with interactive sessions, and the '"
                     + call.engine().name() + "' engine has none. Nothing was started; run the command without "
                     + "background=true (it may run up to " + settings.maxTimeout().toSeconds() + " seconds)."));
-            return workspaces.inWorkspace(call, ws -> sessions.start(call, ws, runner,
+            return ToolWork.changing(ws -> sessions.start(call, ws, runner,
                     commands.command(call.engine(), ws, command, env, cwd, stdin, timeout), yield));
         }
-        return workspaces.inWorkspaceKeepingListing(call, ws -> {
+        return ToolWork.running(ws -> {
             // decided per call, in the workspace, on the files the command will execute there
             RunProgramSpec spec = commands.command(call.engine(), ws, command, env, cwd, stdin, timeout);
-            ChangeTrackers.Tracked<RunResult> run = changes.tracking(call, ws,
-                    () -> call.runProgram(ws, spec));
-            RunResult r = run.result();
-            ChangedFiles changed = run.changed();
-            return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(),
-                    r.timedOut(), r.truncated(), r.duration(), changed);
+            return new ToolWork.Run<>(() -> call.runProgram(ws, spec), this::result);
         });
+    }
+
+    private ToolResult result(RunResult r, ChangedFiles changed) {
+        return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(), r.timedOut(),
+                r.truncated(), r.duration(), changed);
     }
 
     private static Map<String, String> env(Map<String, String> env) {

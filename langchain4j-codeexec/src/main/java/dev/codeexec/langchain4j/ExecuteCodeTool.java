@@ -12,7 +12,6 @@ import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 /**
  * {@code execute_code}: runs a snippet (language + code), the tool the response processor calls. Without a command
@@ -22,20 +21,16 @@ import java.util.Map;
 final class ExecuteCodeTool implements ToolHandler {
 
     private final ToolSettings settings;
-    private final ToolWorkspaces workspaces;
-    private final ChangeTrackers changes;
     private final CommandGate gate;
 
     /** @param gate the command policy's gate, or null without a policy */
-    ExecuteCodeTool(ToolSettings settings, ToolWorkspaces workspaces, ChangeTrackers changes, CommandGate gate) {
+    ExecuteCodeTool(ToolSettings settings, CommandGate gate) {
         this.settings = settings;
-        this.workspaces = workspaces;
-        this.changes = changes;
         this.gate = gate;
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String language = args.requiredString("language", "lang");
         String code = args.requiredString("code", "source");
         if (code.length() > settings.maxWriteBytes()) {
@@ -52,19 +47,18 @@ final class ExecuteCodeTool implements ToolHandler {
             // The snippet runs as a command would, through the same policy: bash never passes (built-in deny),
             // python only where the policy allows it.
             String script = gate.check(call.engine(), lang.interpreter() + " ../runs/" + scriptName(lang));
-            return workspaces.inWorkspaceKeepingListing(call, ws -> runScript(call, ws, lang, code, timeout, script));
+            return ToolWork.running(ws -> runScript(call, ws, lang, code, timeout, script));
         }
         // The engine runs the snippet; its default block runner uses a clean environment where it can.
-        return workspaces.inWorkspace(call, ws -> {
+        return ToolWork.running(ws -> {
             long start = System.nanoTime();
-            ChangeTrackers.Tracked<CodeExecutionResult> run = changes.tracking(call, ws, () -> call.executeCode(ws,
-                    new CodeExecutionInput(List.of(block), call.key(), timeout)));
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
-            CodeExecutionResult r = run.result();
-            ChangedFiles changed = run.changed();
-            return ToolResult.ofRun(ResultText.code(r, took, settings.maxOutputBytes(), changed), r.exitCode(),
-                    r.timedOut(), r.truncated(), took, changed);
-        });
+            return new ToolWork.Run<CodeExecutionResult>(() -> call.executeCode(ws,
+                    new CodeExecutionInput(List.of(block), call.key(), timeout)), (r, changed) -> {
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                return ToolResult.ofRun(ResultText.code(r, took, settings.maxOutputBytes(), changed), r.exitCode(),
+                        r.timedOut(), r.truncated(), took, changed);
+            });
+        }).changingFiles();
     }
 
     private static String scriptName(CodeLanguage lang) {
@@ -76,19 +70,16 @@ final class ExecuteCodeTool implements ToolHandler {
      * folder, through the command policy's checked command line. The script file goes to {@code runs/}, the folder
      * for per-run helper files, so it neither clutters {@code work/} nor shows up as a changed file.
      */
-    private ToolResult runScript(ToolCall call, Workspace ws, CodeLanguage lang, String code, Duration timeout,
-                                 String policyScript) {
+    private ToolWork.Run<RunResult> runScript(ToolCall call, Workspace ws, CodeLanguage lang, String code,
+                                              Duration timeout, String policyScript) {
         String file = scriptName(lang);
         RunProgramSpec.Builder spec = policyScript != null ? RunProgramSpec.builder("sh").args("-c", policyScript)
                 : RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file);
-        ChangeTrackers.Tracked<RunResult> run = changes.tracking(call, ws, () -> {
+        return new ToolWork.Run<>(() -> {
             call.engine().fs().putFiles(ws, List.of(PutFile.of("runs/" + file,
                     code.getBytes(StandardCharsets.UTF_8), lang.fileMode())));
             return call.runProgram(ws, spec.cwd("work").cleanEnv(true).timeout(timeout).build());
-        });
-        RunResult r = run.result();
-        ChangedFiles changed = run.changed();
-        return ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(), r.timedOut(),
-                r.truncated(), r.duration(), changed);
+        }, (r, changed) -> ToolResult.ofRun(ResultText.run(r, settings.maxOutputBytes(), changed), r.exitCode(),
+                r.timedOut(), r.truncated(), r.duration(), changed));
     }
 }

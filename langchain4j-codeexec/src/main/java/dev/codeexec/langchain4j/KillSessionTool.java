@@ -21,8 +21,12 @@ final class KillSessionTool implements ToolHandler {
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String id = args.requiredString("session_id", "sessionId");
+        return ToolWork.alone(() -> kill(call, id));
+    }
+
+    private ToolResult kill(ToolCall call, String id) {
         BackgroundSessions.Entry e = sessions.find(call, id);
         boolean wasRunning = e.session.exitCode().isEmpty();
         if (wasRunning) {

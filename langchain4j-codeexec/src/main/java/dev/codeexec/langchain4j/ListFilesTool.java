@@ -19,19 +19,17 @@ import java.util.Map;
 final class ListFilesTool implements ToolHandler {
 
     private final ToolSettings settings;
-    private final ToolWorkspaces workspaces;
 
-    ListFilesTool(ToolSettings settings, ToolWorkspaces workspaces) {
+    ListFilesTool(ToolSettings settings) {
         this.settings = settings;
-        this.workspaces = workspaces;
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String raw = args.string("path", "glob", "pattern");
         String p = ToolPaths.normalize(raw, "path");
         ListOptions options = ListOptions.maxEntries(settings.maxListEntries()).withoutContents(WorkspaceLayout.RUNS);
-        return workspaces.inWorkspaceKeepingListing(call, ws -> describe(p, call.engine().fs().list(ws, p, options)));
+        return ToolWork.reading(ws -> describe(p, call.engine().fs().list(ws, p, options)));
     }
 
     private ToolResult describe(String p, FileListing listing) {

@@ -2,13 +2,8 @@ package dev.codeexec.langchain4j;
 
 import dev.codeexec.FileRef;
 import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetDecoder;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -18,15 +13,13 @@ import java.util.Map;
 final class ReadFileTool implements ToolHandler {
 
     private final ToolSettings settings;
-    private final ToolWorkspaces workspaces;
 
-    ReadFileTool(ToolSettings settings, ToolWorkspaces workspaces) {
+    ReadFileTool(ToolSettings settings) {
         this.settings = settings;
-        this.workspaces = workspaces;
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String path = ToolPaths.normalizeFile(args.requiredString("path"), "path");
         if (ToolPaths.isGlob(path)) {
             throw new InvalidArgument("'path' must name one file, not a glob; use "
@@ -42,7 +35,7 @@ final class ReadFileTool implements ToolHandler {
         }
         long off = offset == null ? 0 : offset;
         int maxBytes = max == null ? settings.defaultReadBytes() : max.intValue();
-        return workspaces.inWorkspaceKeepingListing(call, ws -> {
+        return ToolWork.reading(ws -> {
             FileRef f = call.engine().fs().readFile(ws, path, off, maxBytes);
             return describe(path, off, f);
         });
@@ -55,7 +48,7 @@ final class ReadFileTool implements ToolHandler {
         attrs.put("size_bytes", f.sizeBytes());
         StringBuilder sb = new StringBuilder();
         sb.append("path: ").append(path).append(" | size: ").append(f.sizeBytes()).append(" bytes");
-        if (isBinary(content, f.mimeType())) {
+        if (BinaryContent.isBinary(content, f.mimeType())) {
             attrs.put("binary", true);
             sb.append(" | type: ").append(f.mimeType()).append(" | binary: not shown. Inspect it with ")
                     .append(settings.name(WorkspaceTool.EXEC))
@@ -77,36 +70,5 @@ final class ReadFileTool implements ToolHandler {
         }
         sb.append("\n").append(new String(content, StandardCharsets.UTF_8));
         return ToolResult.ok(sb.toString(), attrs);
-    }
-
-    /** Text is shown when it is valid UTF-8 without NULs and the type is not a known binary one. */
-    static boolean isBinary(byte[] content, String mimeType) {
-        String m = mimeType == null ? "" : mimeType.toLowerCase(Locale.ROOT);
-        if (m.startsWith("image/") && !m.contains("svg") || m.startsWith("audio/") || m.startsWith("video/")
-                || m.equals("application/pdf") || m.equals("application/zip") || m.equals("application/gzip")) {
-            return true;
-        }
-        for (byte b : content) {
-            if (b == 0) {
-                return true;
-            }
-        }
-        // A window may end inside a multi-byte character: ignore an incomplete sequence at the very end.
-        int len = content.length;
-        int back = 0;
-        while (back < 3 && len - back - 1 >= 0 && (content[len - back - 1] & 0xC0) == 0x80) {
-            back++;
-        }
-        if (len - back - 1 >= 0 && (content[len - back - 1] & 0xC0) == 0xC0) {
-            len = len - back - 1;
-        }
-        CharsetDecoder d = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                .onUnmappableCharacter(CodingErrorAction.REPORT);
-        try {
-            d.decode(ByteBuffer.wrap(content, 0, len));
-            return false;
-        } catch (CharacterCodingException e) {
-            return true;
-        }
     }
 }

@@ -14,11 +14,9 @@ import java.util.Map;
  */
 final class SaveArtifactTool implements ToolHandler {
 
-    private final ToolWorkspaces workspaces;
     private final ToolArtifacts artifacts;
 
-    SaveArtifactTool(ToolWorkspaces workspaces, ToolArtifacts artifacts) {
-        this.workspaces = workspaces;
+    SaveArtifactTool(ToolArtifacts artifacts) {
         this.artifacts = artifacts;
     }
 
@@ -28,7 +26,7 @@ final class SaveArtifactTool implements ToolHandler {
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String path = ToolPaths.normalizeFile(args.requiredString("path"), "path");
         if (ToolPaths.isGlob(path)) {
             throw new InvalidArgument("'path' must name one file, not a glob");
@@ -44,7 +42,7 @@ final class SaveArtifactTool implements ToolHandler {
         }
         ArtifactService service = artifacts.service(call.engine());
         String prefix = artifacts.prefix(call.key());
-        return workspaces.inWorkspaceKeepingListing(call, ws -> {
+        return ToolWork.reading(ws -> {
             ToolArtifacts.SavedArtifact saved;
             try {
                 saved = artifacts.save(call.engine(), ws, service, path, prefix + artifactName);

@@ -17,11 +17,9 @@ import java.util.Map;
  */
 final class StageArtifactTool implements ToolHandler {
 
-    private final ToolWorkspaces workspaces;
     private final ToolArtifacts artifacts;
 
-    StageArtifactTool(ToolWorkspaces workspaces, ToolArtifacts artifacts) {
-        this.workspaces = workspaces;
+    StageArtifactTool(ToolArtifacts artifacts) {
         this.artifacts = artifacts;
     }
 
@@ -32,7 +30,7 @@ final class StageArtifactTool implements ToolHandler {
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         ArtifactRef ref = ref(args.requiredString("ref", "artifact", "name").strip());
         String target = target(ref, args.string("to", "path"));
         if (!ToolPaths.under(target, "work")) {
@@ -42,7 +40,7 @@ final class StageArtifactTool implements ToolHandler {
         ArtifactService service = artifacts.service(call.engine());
         String prefix = artifacts.prefix(call.key());
         ArtifactRef stored = new ArtifactRef(prefix + ref.name(), ref.version());
-        return workspaces.inWorkspace(call, ws -> {
+        return ToolWork.changing(ws -> {
             call.engine().fs().checkWritableByPrograms(ws, target); // the rules programs obey
             Artifact a;
             try {

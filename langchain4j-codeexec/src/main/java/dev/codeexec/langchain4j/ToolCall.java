@@ -19,7 +19,7 @@ import java.time.Duration;
  *
  * <p>Handlers start programs through {@link #runProgram}, {@link #executeCode} and {@link #startSession}, never on the
  * engine directly: that is where the approver's changes apply and where run events are emitted
- * ({@link ToolGovernance}). The approval itself happens once, in {@link ToolWorkspaces}, after the handler validated
+ * ({@link ToolGovernance}). The approval itself happens once, in {@link ApprovalStep}, after the handler validated
  * the arguments and before the workspace is taken.
  */
 final class ToolCall {
@@ -31,9 +31,8 @@ final class ToolCall {
     private final WorkspaceTool tool;
     private final ToolArguments args;
     private final ToolGovernance governance;
-    /** Set once by the approval, on the calling thread, before the handler starts anything. */
+    /** Set once by the approval, on the calling thread, before the handler's work starts anything. */
     private RunChanges changes;
-    private boolean reviewed;
     /** The life of the background session this call started, for its event. */
     private Duration sessionTimeout;
 
@@ -76,16 +75,9 @@ final class ToolCall {
         return args;
     }
 
-    /**
-     * Asks the approver, the first time only; the caller holds no workspace lock.
-     *
-     * @throws ToolRefusal {@code not_approved} when the call is not approved
-     */
-    void review() {
-        if (!reviewed) {
-            reviewed = true;
-            changes = governance.review(this);
-        }
+    /** Records the approver's changes to the call's runs ({@link ApprovalStep}); null for none. */
+    void approved(RunChanges changes) {
+        this.changes = changes;
     }
 
     /** Runs a program in the foreground, with the approver's changes, between a run-started and a run-finished event. */

@@ -103,4 +103,15 @@ final class ToolDescriptions {
         }
         return text;
     }
+
+    /** The paragraph of {@link CodeExecution#workspaceGuidance()}; {@code artifacts}: whether results can be saved. */
+    static String guidance(ToolSettings s, boolean artifacts) {
+        return "You have a private workspace for this conversation, reachable only through your tools. "
+                + "Files the user attaches appear in work/inputs/. Write scripts and scratch files under work/, "
+                + "final results under out/"
+                + (artifacts ? ", and save results the user should keep with " + s.name(WorkspaceTool.SAVE_ARTIFACT)
+                        + ", which returns an artifact:// reference" : "")
+                + ". Run commands with " + s.name(WorkspaceTool.EXEC)
+                + "; every result states exit_code, timed_out and truncated.";
+    }
 }

@@ -14,6 +14,8 @@ import dev.codeexec.engine.WorkspaceBusyException;
 import dev.codeexec.engine.WorkspaceFullException;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
+import dev.langchain4j.service.tool.ToolArgumentsErrorHandler;
+import dev.langchain4j.service.tool.ToolErrorHandlerResult;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -35,6 +37,14 @@ final class ToolErrors {
 
     /** A message that speaks of a (symbolic) link: the engine refused because of one. */
     private static final Pattern ABOUT_A_LINK = Pattern.compile("(?i)\\b(?:sym)?links?\\b");
+
+    /** What {@link CodeExecution#toolArgumentsErrorHandler()} answers for arguments LangChain4j cannot convert. */
+    static final ToolArgumentsErrorHandler ARGUMENTS_ERROR_HANDLER = (error, context) -> {
+        String tool = context.toolExecutionRequest() == null ? "the tool" : context.toolExecutionRequest().name();
+        String msg = error.getMessage() == null ? "they do not fit the tool's parameters" : error.getMessage();
+        return ToolErrorHandlerResult.text("error: " + ErrorText.forModel("invalid arguments for " + tool + ": "
+                + msg + ". Nothing was run or changed; fix the arguments and call it again."));
+    };
 
     private final ToolSettings settings;
     private final BackgroundSessions sessions;

@@ -2,21 +2,21 @@ package dev.codeexec.langchain4j;
 
 /**
  * The implementation of one workspace tool, as LangChain4j gives each tool its own
- * {@link dev.langchain4j.service.tool.ToolExecutor}. {@link ToolRuntime} resolves the call's engine and workspace key
- * first and turns whatever a handler throws into an error result ({@link ToolErrors}).
+ * {@link dev.langchain4j.service.tool.ToolExecutor}: it validates the call's arguments and declares its work
+ * ({@link ToolWork}: alone, reading, changing or running). The {@link ToolPipeline} does everything around it:
+ * resolving the call, the approval, the workspace lock, attachments, change tracking, events, and turning what a
+ * handler throws into an error result ({@link ToolErrors}).
  *
- * <p>Order of work in every handler: validate the arguments (a bad argument changes nothing and creates no
- * workspace), then do the work in the conversation's workspace through {@link ToolWorkspaces}, which takes the
- * workspace's lock and stages the user's attached files first.
+ * <p>A bad argument is thrown from {@link #prepare} itself, so that it changes nothing and creates no workspace.
  */
 interface ToolHandler {
 
     /**
-     * Runs one call.
+     * Validates one call's arguments and returns its work.
      *
-     * @throws ToolArguments.InvalidArgument      for a bad argument
+     * @throws ToolArguments.InvalidArgument      for a bad argument (from here or from the work)
      * @throws ToolRefusal                        for a refusal the tools decide themselves
      * @throws dev.codeexec.engine.CodeExecException for what the engine could not do
      */
-    ToolResult handle(ToolCall call, ToolArguments args);
+    ToolWork prepare(ToolCall call, ToolArguments args);
 }

@@ -20,11 +20,9 @@ import java.util.function.Function;
  * {@link dev.langchain4j.service.tool.ToolProvider}: one {@link ToolHandler} per tool, and the parts they share,
  * wired once per {@link CodeExecution}.
  *
- * <p>A call: refuse a disabled tool, resolve the engine and the conversation's workspace key
- * ({@link ToolCallResolver}), hand the call to the tool's handler, and turn whatever it throws into an error result
- * ({@link ToolErrors}). Handlers work on the workspace through {@link ToolWorkspaces} (one call at a time per
- * workspace, attachments staged first); session input and kills work on the session alone, without the workspace
- * lock, so that a program that does not read cannot hold the conversation up.
+ * <p>A call goes through the {@link ToolPipeline}, whose steps are listed here in their order; handlers only validate
+ * and declare their work. Session input and kills work on the session alone, without the workspace lock, so that a
+ * program that does not read cannot hold the conversation up.
  *
  * <p>Also the way in for application code ({@link WorkspaceIO}): the same workspaces, command rules and artifact
  * store.
@@ -39,9 +37,9 @@ final class ToolRuntime implements AutoCloseable {
     private final ToolWorkspaces workspaces;
     private final CommandSpecs commands;
     private final ToolArtifacts artifacts;
-    private final ToolErrors errors;
     private final ToolGovernance governance;
-    private final Map<WorkspaceTool, ToolHandler> handlers = new EnumMap<>(WorkspaceTool.class);
+    private final CallApproval approval;
+    private final ToolPipeline pipeline;
 
     /**
      * @param gate     the command policy's gate, or null without a policy
@@ -53,8 +51,8 @@ final class ToolRuntime implements AutoCloseable {
         this.defaultEngine = engine;
         this.settings = settings;
         // The workspaces are read lazily: the governance is built first because the workspaces report to it.
-        this.governance = new ToolGovernance(approver, approvalTimeout, listeners, settings, gate,
-                this::existingWorkspace);
+        this.governance = new ToolGovernance(listeners, settings);
+        this.approval = new CallApproval(approver, approvalTimeout, settings, gate, this::existingWorkspace);
         this.resolver = new ToolCallResolver(engine, settings.requireMemoryId(), governance);
         this.sessions = new BackgroundSessions(settings.sessionTtl(), System::nanoTime, governance::sessionRemoved);
         this.changes = new ChangeTrackers(settings.reportChangedFiles(), sessions);
@@ -64,17 +62,23 @@ final class ToolRuntime implements AutoCloseable {
                 new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), changes, settings);
         this.commands = new CommandSpecs(gate, settings.inheritEnvironment());
         this.artifacts = new ToolArtifacts(artifacts, artifactScope, settings.maxArtifactBytes());
-        this.errors = new ToolErrors(settings, sessions);
+        this.pipeline = ToolPipeline.of(settings, governance, resolver, new ToolErrors(settings, sessions),
+                handlers(gate), approval, workspaces, changes);
+    }
+
+    private Map<WorkspaceTool, ToolHandler> handlers(CommandGate gate) {
         SessionCalls sessionCalls = new SessionCalls(sessions, settings);
-        handlers.put(WorkspaceTool.EXEC, new ExecTool(settings, workspaces, changes, commands, sessionCalls));
+        Map<WorkspaceTool, ToolHandler> handlers = new EnumMap<>(WorkspaceTool.class);
+        handlers.put(WorkspaceTool.EXEC, new ExecTool(settings, commands, sessionCalls));
         handlers.put(WorkspaceTool.WRITE_STDIN, new WriteStdinTool(settings, sessionCalls));
         handlers.put(WorkspaceTool.KILL_SESSION, new KillSessionTool(sessionCalls));
-        handlers.put(WorkspaceTool.READ_FILE, new ReadFileTool(settings, workspaces));
-        handlers.put(WorkspaceTool.WRITE_FILE, new WriteFileTool(settings, workspaces));
-        handlers.put(WorkspaceTool.LIST_FILES, new ListFilesTool(settings, workspaces));
-        handlers.put(WorkspaceTool.EXECUTE_CODE, new ExecuteCodeTool(settings, workspaces, changes, gate));
-        handlers.put(WorkspaceTool.SAVE_ARTIFACT, new SaveArtifactTool(workspaces, this.artifacts));
-        handlers.put(WorkspaceTool.STAGE_ARTIFACT, new StageArtifactTool(workspaces, this.artifacts));
+        handlers.put(WorkspaceTool.READ_FILE, new ReadFileTool(settings));
+        handlers.put(WorkspaceTool.WRITE_FILE, new WriteFileTool(settings));
+        handlers.put(WorkspaceTool.LIST_FILES, new ListFilesTool(settings));
+        handlers.put(WorkspaceTool.EXECUTE_CODE, new ExecuteCodeTool(settings, gate));
+        handlers.put(WorkspaceTool.SAVE_ARTIFACT, new SaveArtifactTool(artifacts));
+        handlers.put(WorkspaceTool.STAGE_ARTIFACT, new StageArtifactTool(artifacts));
+        return handlers;
     }
 
     private Optional<Workspace> existingWorkspace(Engine engine, String key) {
@@ -89,27 +93,9 @@ final class ToolRuntime implements AutoCloseable {
         return defaultEngine;
     }
 
-    /**
-     * Runs one tool call; never throws for anything the model or the engine did. Every call passes here, and through
-     * {@link ToolGovernance}: approved in the workspace step, its runs reported by {@link ToolCall}, its outcome
-     * (refusal, file, artifact, session) reported here.
-     */
+    /** Runs one tool call through the {@link ToolPipeline}; never throws for anything the model or the engine did. */
     ToolResult call(WorkspaceTool tool, ToolArguments args, InvocationContext ctx) {
-        ToolCall call = null;
-        ToolResult result;
-        try {
-            if (!settings.enabled().contains(tool)) {
-                result = ToolResult.error(ToolErrorKind.TOOL_DISABLED, "the tool '" + settings.name(tool)
-                        + "' is not enabled in this application");
-            } else {
-                call = resolver.resolve(ctx, tool, args);
-                result = handlers.get(tool).handle(call, args);
-            }
-        } catch (RuntimeException e) {
-            result = errors.toResult(tool, call, e);
-        }
-        governance.afterCall(tool, call, call != null ? call.engine() : resolver.engine(ctx), result);
-        return result;
+        return pipeline.call(tool, args, ctx);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -164,6 +150,11 @@ final class ToolRuntime implements AutoCloseable {
         workspaces.close(key);
     }
 
+    /** The pipeline every call goes through (for tests). */
+    ToolPipeline pipeline() {
+        return pipeline;
+    }
+
     /** The change trackers (for tests). */
     ChangeTrackers changes() {
         return changes;
@@ -177,7 +168,7 @@ final class ToolRuntime implements AutoCloseable {
             try {
                 workspaces.close();
             } finally {
-                governance.close();
+                approval.close();
                 changes.close();
             }
         }

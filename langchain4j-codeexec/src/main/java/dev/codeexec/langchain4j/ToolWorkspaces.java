@@ -10,8 +10,8 @@ import java.util.function.Function;
 /**
  * How tool calls and application code get at a conversation's workspace: created on first use, one call at a time
  * per workspace ({@link ConversationWorkspaces} holds the locks), the user's attached files staged before the first
- * tool call of an invocation, and the workspace marked as changed for its change tracker ({@link ChangeTrackers}) by
- * anything that may change files.
+ * tool call of an invocation ({@link AttachmentsStep}), and application code's use marked as a change for the change
+ * tracker ({@link ChangeTrackers}).
  */
 final class ToolWorkspaces implements AutoCloseable {
 
@@ -28,32 +28,22 @@ final class ToolWorkspaces implements AutoCloseable {
         this.settings = settings;
     }
 
-    /** Runs a call that may change files on the conversation's workspace, under its lock. */
-    ToolResult inWorkspace(ToolCall call, Function<Workspace, ToolResult> fn) {
-        return inWorkspace(call, false, fn);
+    /**
+     * Runs the rest of a tool call on the conversation's workspace, created on first use, under its lock
+     * ({@link WorkspaceLockStep}).
+     */
+    <T> T locked(ToolCall call, Function<Workspace, T> fn) {
+        return workspaces.withWorkspace(call.engine(), call.key(), toolName(call), fn);
     }
 
     /**
-     * Like {@link #inWorkspace}, for calls that only read, or that run a program through {@link ChangeTrackers} (which
-     * takes in what changed before the run itself).
+     * Stages the invocation's attached files the first time one of its calls reaches the workspace; the caller holds
+     * the lock ({@link AttachmentsStep}).
+     *
+     * @return what was staged, or null when nothing was to be staged
      */
-    ToolResult inWorkspaceKeepingListing(ToolCall call, Function<Workspace, ToolResult> fn) {
-        return inWorkspace(call, true, fn);
-    }
-
-    private ToolResult inWorkspace(ToolCall call, boolean keepsListing, Function<Workspace, ToolResult> fn) {
-        // The one place every call that runs or changes something passes after its handler validated it: asked here,
-        // before the lock, a call waiting for its approval holds up nothing but itself.
-        call.review();
-        return workspaces.withWorkspace(call.engine(), call.key(), toolName(call), ws -> {
-            List<AttachmentStager.Staged> staged = attachments.stageOnce(call, ws);
-            if (staged != null || !keepsListing) {
-                changes.mayHaveChanged(call.engine(), ws);
-            }
-            String note = InvocationAttachments.describe(staged);
-            ToolResult r = fn.apply(ws);
-            return note == null ? r : new ToolResult(note + "\n" + r.text(), r.isError(), r.attributes());
-        });
+    List<AttachmentStager.Staged> stageOnce(ToolCall call, Workspace ws) {
+        return attachments.stageOnce(call, ws);
     }
 
     private String toolName(ToolCall call) {

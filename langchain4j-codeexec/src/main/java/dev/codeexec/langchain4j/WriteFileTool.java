@@ -20,15 +20,13 @@ import java.util.Map;
 final class WriteFileTool implements ToolHandler {
 
     private final ToolSettings settings;
-    private final ToolWorkspaces workspaces;
 
-    WriteFileTool(ToolSettings settings, ToolWorkspaces workspaces) {
+    WriteFileTool(ToolSettings settings) {
         this.settings = settings;
-        this.workspaces = workspaces;
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String path = ToolPaths.normalizeFile(args.requiredString("path"), "path");
         if (ToolPaths.isGlob(path)) {
             throw new InvalidArgument("'path' must name one file, not a glob");
@@ -45,7 +43,7 @@ final class WriteFileTool implements ToolHandler {
                     + settings.name(WorkspaceTool.EXEC) + " instead");
         }
         byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
-        return workspaces.inWorkspace(call, ws -> {
+        return ToolWork.changing(ws -> {
             call.engine().fs().checkWritableByPrograms(ws, path); // the rules programs obey
             byte[] existing = existing(call.engine(), ws, path, append);
             byte[] toWrite = bytes;

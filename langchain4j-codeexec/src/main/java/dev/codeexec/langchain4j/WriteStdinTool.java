@@ -21,7 +21,7 @@ final class WriteStdinTool implements ToolHandler {
     }
 
     @Override
-    public ToolResult handle(ToolCall call, ToolArguments args) {
+    public ToolWork prepare(ToolCall call, ToolArguments args) {
         String id = args.requiredString("session_id", "sessionId");
         String chars = args.string("chars", "input", "text");
         if (chars != null && chars.length() > RunArguments.MAX_STDIN_CHARS) {
@@ -32,6 +32,11 @@ final class WriteStdinTool implements ToolHandler {
         Boolean newline = args.bool("append_newline", "submit");
         boolean closeStdin = Boolean.TRUE.equals(args.bool("close_stdin", "eof"));
         Duration yield = RunArguments.yield(args, settings);
+        return ToolWork.alone(() -> write(call, id, chars, newline, closeStdin, yield));
+    }
+
+    private ToolResult write(ToolCall call, String id, String chars, Boolean newline, boolean closeStdin,
+                             Duration yield) {
         BackgroundSessions.Entry e = sessions.find(call, id);
         try {
             if (chars != null && !chars.isEmpty()) {
