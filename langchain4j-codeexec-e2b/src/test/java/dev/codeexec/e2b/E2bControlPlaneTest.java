@@ -207,7 +207,7 @@ class E2bControlPlaneTest extends WireFixture {
 
         E2bConfig fromEnv = E2bConfig.builder().environment(Map.of("E2B_API_KEY", "e2b_abcdefgh1234",
                 "E2B_DOMAIN", "example.dev")).build();
-        assertThat(fromEnv.apiUrl()).hasToString("https://server.example.dev");
+        assertThat(fromEnv.apiUrl()).hasToString("https://api.example.dev");
         assertThat(fromEnv.sandboxUrl()).isNull();
         assertThat(fromEnv.toString()).doesNotContain("abcdefgh1234");
         E2bConfig overridden = E2bConfig.builder().environment(Map.of("E2B_API_KEY", "k", "E2B_API_URL",
