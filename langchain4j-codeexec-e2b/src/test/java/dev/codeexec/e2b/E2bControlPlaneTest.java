@@ -12,7 +12,6 @@ import static com.github.tomakehurst.wiremock.client.WireMock.post;
 import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlEqualTo;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlPathEqualTo;
-import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -22,8 +21,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,31 +28,18 @@ import org.junit.jupiter.api.Test;
  * The control plane against E2B's REST API as its OpenAPI spec defines it, served by WireMock: request bodies and
  * headers field by field, answers as the API sends them, retries, and the cleanup of what a failed creation left.
  */
-class E2bControlPlaneTest {
+class E2bControlPlaneTest extends WireFixture {
 
     static final String SANDBOX = """
             {"templateID":"rki5dems9wqfm4r03t7g","sandboxID":"i1a2b3c4d5e6f7g8h9j0k","alias":"code-interpreter-v1",\
             "clientID":"6532622b","envdVersion":"0.2.4","envdAccessToken":"tok-123","trafficAccessToken":null,\
             "domain":null}""";
 
-    private static WireMockServer api;
     private E2bControlPlane control;
-
-    @BeforeAll
-    static void start() {
-        api = new WireMockServer(wireMockConfig().dynamicPort());
-        api.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        api.stop();
-    }
 
     @BeforeEach
     void reset() {
-        api.resetAll();
-        control = new E2bControlPlane(new E2bHttp(config(api)));
+        control = new E2bControlPlane(new E2bHttp(config(server)));
     }
 
     static E2bConfig config(WireMockServer server) {
@@ -65,7 +49,7 @@ class E2bControlPlaneTest {
 
     @Test
     void should_create_a_sandbox_with_internet_off_secure_and_tagged_when_asked_for_a_template() {
-        api.stubFor(post("/sandboxes").willReturn(aResponse().withStatus(201)
+        server.stubFor(post("/sandboxes").willReturn(aResponse().withStatus(201)
                 .withHeader("Content-Type", "application/json").withBody(SANDBOX)));
 
         E2bSandbox sb = control.create(SandboxSpec.builder("code-interpreter-v1").timeout(Duration.ofSeconds(90))
@@ -75,7 +59,7 @@ class E2bControlPlaneTest {
         assertThat(sb.envdAccessToken()).isEqualTo("tok-123");
         assertThat(sb.envdVersion()).isEqualTo("0.2.4");
         assertThat(sb.toString()).doesNotContain("tok-123");
-        api.verify(postRequestedFor(urlEqualTo("/sandboxes"))
+        server.verify(postRequestedFor(urlEqualTo("/sandboxes"))
                 .withHeader("X-API-Key", equalTo("e2b_test_key"))
                 .withHeader("Content-Type", equalTo("application/json"))
                 .withRequestBody(matchingJsonPath("$.templateID", equalTo("code-interpreter-v1")))
@@ -90,24 +74,24 @@ class E2bControlPlaneTest {
 
     @Test
     void should_connect_to_a_running_and_resume_a_paused_sandbox() {
-        api.stubFor(post("/sandboxes/running1/connect").willReturn(aResponse().withStatus(200).withBody(SANDBOX)));
-        api.stubFor(post("/sandboxes/paused1/connect").willReturn(aResponse().withStatus(201).withBody(SANDBOX)));
+        server.stubFor(post("/sandboxes/running1/connect").willReturn(aResponse().withStatus(200).withBody(SANDBOX)));
+        server.stubFor(post("/sandboxes/paused1/connect").willReturn(aResponse().withStatus(201).withBody(SANDBOX)));
 
         assertThat(control.connect("running1", Duration.ofSeconds(60)).sandboxId()).isEqualTo("i1a2b3c4d5e6f7g8h9j0k");
         assertThat(control.resume("paused1", Duration.ofMillis(1500)).envdAccessToken()).isEqualTo("tok-123");
 
-        api.verify(postRequestedFor(urlEqualTo("/sandboxes/running1/connect")).withRequestBody(
+        server.verify(postRequestedFor(urlEqualTo("/sandboxes/running1/connect")).withRequestBody(
                 equalToJson("{\"timeout\":60}")));
-        api.verify(postRequestedFor(urlEqualTo("/sandboxes/paused1/connect")).withRequestBody(
+        server.verify(postRequestedFor(urlEqualTo("/sandboxes/paused1/connect")).withRequestBody(
                 equalToJson("{\"timeout\":2}")));
     }
 
     @Test
     void should_set_the_timeout_pause_and_kill() {
-        api.stubFor(post("/sandboxes/sb1/timeout").willReturn(aResponse().withStatus(204)));
-        api.stubFor(post("/sandboxes/sb1/pause").willReturn(aResponse().withStatus(204)));
-        api.stubFor(delete("/sandboxes/sb1").willReturn(aResponse().withStatus(204)));
-        api.stubFor(delete("/sandboxes/gone1").willReturn(aResponse().withStatus(404)
+        server.stubFor(post("/sandboxes/sb1/timeout").willReturn(aResponse().withStatus(204)));
+        server.stubFor(post("/sandboxes/sb1/pause").willReturn(aResponse().withStatus(204)));
+        server.stubFor(delete("/sandboxes/sb1").willReturn(aResponse().withStatus(204)));
+        server.stubFor(delete("/sandboxes/gone1").willReturn(aResponse().withStatus(404)
                 .withBody("{\"code\":404,\"message\":\"sandbox \\\"gone1\\\" not found\"}")));
 
         control.setTimeout("sb1", Duration.ofMinutes(10));
@@ -115,13 +99,13 @@ class E2bControlPlaneTest {
 
         assertThat(control.kill("sb1")).isTrue();
         assertThat(control.kill("gone1")).isFalse();
-        api.verify(postRequestedFor(urlEqualTo("/sandboxes/sb1/timeout")).withRequestBody(
+        server.verify(postRequestedFor(urlEqualTo("/sandboxes/sb1/timeout")).withRequestBody(
                 equalToJson("{\"timeout\":600}")));
     }
 
     @Test
     void should_describe_a_sandbox_with_its_state_and_end() {
-        api.stubFor(get("/sandboxes/sb1").willReturn(aResponse().withStatus(200).withBody("""
+        server.stubFor(get("/sandboxes/sb1").willReturn(aResponse().withStatus(200).withBody("""
                 {"templateID":"base","sandboxID":"sb1","alias":"base","clientID":"x","startedAt":\
                 "2025-06-01T10:00:00.123Z","endAt":"2025-06-01T10:05:00Z","envdVersion":"0.2.4","cpuCount":2,\
                 "memoryMB":512,"diskSizeMB":1024,"metadata":{"dev.codeexec.engine":"e1"},"state":"paused",\
@@ -138,9 +122,9 @@ class E2bControlPlaneTest {
 
     @Test
     void should_list_by_metadata_across_pages() {
-        api.stubFor(get(urlPathEqualTo("/v2/sandboxes")).withQueryParam("nextToken", equalTo("p2"))
+        server.stubFor(get(urlPathEqualTo("/v2/sandboxes")).withQueryParam("nextToken", equalTo("p2"))
                 .willReturn(aResponse().withStatus(200).withBody("[{\"sandboxID\":\"b\",\"templateID\":\"base\"}]")));
-        api.stubFor(get(urlPathEqualTo("/v2/sandboxes")).withQueryParam("metadata",
+        server.stubFor(get(urlPathEqualTo("/v2/sandboxes")).withQueryParam("metadata",
                         equalTo("dev.codeexec.engine=e%261&k=v"))
                 .withQueryParam("nextToken", com.github.tomakehurst.wiremock.client.WireMock.absent())
                 .willReturn(aResponse().withStatus(200).withHeader("X-Next-Token", "p2")
@@ -153,67 +137,67 @@ class E2bControlPlaneTest {
         });
 
         assertThat(found).extracting(E2bSandbox::sandboxId).containsExactly("a", "b");
-        api.verify(getRequestedFor(urlPathEqualTo("/v2/sandboxes")).withQueryParam("state",
+        server.verify(getRequestedFor(urlPathEqualTo("/v2/sandboxes")).withQueryParam("state",
                 equalTo("running,paused")));
     }
 
     @Test
     void should_retry_a_5xx_then_kill_what_the_failed_attempt_left() {
-        api.stubFor(post("/sandboxes").inScenario("create").whenScenarioStateIs(Scenario.STARTED)
+        server.stubFor(post("/sandboxes").inScenario("create").whenScenarioStateIs(Scenario.STARTED)
                 .willReturn(aResponse().withStatus(502).withBody("upstream error")).willSetStateTo("second"));
-        api.stubFor(post("/sandboxes").inScenario("create").whenScenarioStateIs("second")
+        server.stubFor(post("/sandboxes").inScenario("create").whenScenarioStateIs("second")
                 .willReturn(aResponse().withStatus(201).withBody(SANDBOX)));
-        api.stubFor(get(urlPathEqualTo("/v2/sandboxes")).willReturn(aResponse().withStatus(200).withBody(
+        server.stubFor(get(urlPathEqualTo("/v2/sandboxes")).willReturn(aResponse().withStatus(200).withBody(
                 "[{\"sandboxID\":\"leftover1\",\"templateID\":\"base\"},"
                         + "{\"sandboxID\":\"i1a2b3c4d5e6f7g8h9j0k\",\"templateID\":\"base\"}]")));
-        api.stubFor(delete("/sandboxes/leftover1").willReturn(aResponse().withStatus(204)));
+        server.stubFor(delete("/sandboxes/leftover1").willReturn(aResponse().withStatus(204)));
 
         E2bSandbox sb = control.create(SandboxSpec.builder("base").build());
 
         assertThat(sb.sandboxId()).isEqualTo("i1a2b3c4d5e6f7g8h9j0k");
-        api.verify(2, postRequestedFor(urlEqualTo("/sandboxes")));
-        api.verify(getRequestedFor(urlPathEqualTo("/v2/sandboxes")).withQueryParam("metadata",
+        server.verify(2, postRequestedFor(urlEqualTo("/sandboxes")));
+        server.verify(getRequestedFor(urlPathEqualTo("/v2/sandboxes")).withQueryParam("metadata",
                 com.github.tomakehurst.wiremock.client.WireMock.matching(
                         "dev\\.codeexec\\.create=[0-9a-f-]{36}")));
-        api.verify(deleteRequestedFor(urlEqualTo("/sandboxes/leftover1")));
-        api.verify(0, deleteRequestedFor(urlEqualTo("/sandboxes/i1a2b3c4d5e6f7g8h9j0k")));
+        server.verify(deleteRequestedFor(urlEqualTo("/sandboxes/leftover1")));
+        server.verify(0, deleteRequestedFor(urlEqualTo("/sandboxes/i1a2b3c4d5e6f7g8h9j0k")));
     }
 
     @Test
     void should_give_up_with_a_clear_error_after_a_5xx_storm_and_leave_no_sandbox() {
-        api.stubFor(post("/sandboxes").willReturn(aResponse().withStatus(503)
+        server.stubFor(post("/sandboxes").willReturn(aResponse().withStatus(503)
                 .withBody("{\"code\":503,\"message\":\"service unavailable\"}")));
-        api.stubFor(get(urlPathEqualTo("/v2/sandboxes")).willReturn(aResponse().withStatus(200).withBody(
+        server.stubFor(get(urlPathEqualTo("/v2/sandboxes")).willReturn(aResponse().withStatus(200).withBody(
                 "[{\"sandboxID\":\"half1\",\"templateID\":\"base\"}]")));
-        api.stubFor(delete("/sandboxes/half1").willReturn(aResponse().withStatus(204)));
+        server.stubFor(delete("/sandboxes/half1").willReturn(aResponse().withStatus(204)));
 
         assertThatThrownBy(() -> control.create(SandboxSpec.builder("base").build()))
                 .isExactlyInstanceOf(E2bApiException.class)
                 .hasMessageContaining("HTTP 503").hasMessageContaining("after 4 attempts")
                 .hasMessageContaining("service unavailable")
                 .satisfies(e -> assertThat(((E2bApiException) e).httpStatus()).isEqualTo(503));
-        api.verify(4, postRequestedFor(urlEqualTo("/sandboxes")));
-        api.verify(deleteRequestedFor(urlEqualTo("/sandboxes/half1")));
+        server.verify(4, postRequestedFor(urlEqualTo("/sandboxes")));
+        server.verify(deleteRequestedFor(urlEqualTo("/sandboxes/half1")));
     }
 
     @Test
     void should_honour_retry_after_on_429_and_then_report_the_rate_limit() {
-        api.stubFor(get("/sandboxes/sb1").willReturn(aResponse().withStatus(429).withHeader("Retry-After", "0")
+        server.stubFor(get("/sandboxes/sb1").willReturn(aResponse().withStatus(429).withHeader("Retry-After", "0")
                 .withBody("{\"code\":429,\"message\":\"rate limit exceeded\"}")));
 
         assertThatThrownBy(() -> control.get("sb1")).isInstanceOf(E2bRateLimitException.class)
                 .hasMessageContaining("rate limit exceeded");
-        api.verify(4, getRequestedFor(urlEqualTo("/sandboxes/sb1")));
+        server.verify(4, getRequestedFor(urlEqualTo("/sandboxes/sb1")));
     }
 
     @Test
     void should_not_retry_a_pause_that_the_server_answered() {
-        api.stubFor(post("/sandboxes/sb1/pause").willReturn(aResponse().withStatus(409)
+        server.stubFor(post("/sandboxes/sb1/pause").willReturn(aResponse().withStatus(409)
                 .withBody("{\"code\":409,\"message\":\"Sandbox sb1 is already paused\"}")));
 
         assertThatThrownBy(() -> control.pause("sb1")).isInstanceOf(E2bConflictException.class)
                 .hasMessageContaining("already paused");
-        api.verify(1, postRequestedFor(urlEqualTo("/sandboxes/sb1/pause")));
+        server.verify(1, postRequestedFor(urlEqualTo("/sandboxes/sb1/pause")));
     }
 
     @Test

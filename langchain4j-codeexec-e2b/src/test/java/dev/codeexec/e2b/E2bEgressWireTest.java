@@ -2,12 +2,10 @@ package dev.codeexec.e2b;
 
 import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlEqualTo;
-import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
@@ -16,10 +14,6 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.network.EgressPolicy;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,35 +21,7 @@ import org.junit.jupiter.api.Test;
  * {@code POST /sandboxes} ({@code NewSandbox}, with {@code SandboxNetworkConfig}'s {@code allowOut} and
  * {@code denyOut}), the engine's capabilities, and refusals before any request.
  */
-class E2bEgressWireTest {
-
-    private static WireMockServer server;
-    private WireStubs stubs;
-    private E2bEngine engine;
-
-    @BeforeAll
-    static void start() {
-        server = new WireMockServer(wireMockConfig().dynamicPort());
-        server.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.stop();
-    }
-
-    @BeforeEach
-    void reset() {
-        server.resetAll();
-        stubs = new WireStubs(server);
-    }
-
-    @AfterEach
-    void close() {
-        if (engine != null) {
-            engine.close();
-        }
-    }
+class E2bEgressWireTest extends WireFixture {
 
     /** Creates a workspace (one sandbox) with {@code policy} and returns the body of the one creation request. */
     private JsonNode createdWith(EgressPolicy policy) {

@@ -10,14 +10,12 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Runs, sessions and python cells take their environment from the engine's one environment policy: a host variable
@@ -26,36 +24,20 @@ import org.junit.jupiter.api.Test;
  */
 class E2bEnvironmentIT {
 
-    private static Path base;
-    private static FakeE2b fake;
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.python("e2b-env");
     private static E2bEngine engine;
     private static Workspace ws;
 
     @BeforeAll
     static void start() throws Exception {
-        FakeTesting.requirePython();
-        base = Files.createTempDirectory("e2b-env");
-        fake = new FakeE2b(base);
-        engine = fake.engine()
+        engine = FAKE.closing(FAKE.engine()
                 .environmentPolicy(ShellEnvironmentPolicy.builder().inherit(ShellEnvironmentPolicy.Inherit.ALL)
                         .set("CODEEXEC_SET", "set-by-policy").build())
                 .hostEnvironment(Map.of("PATH", ShellEnvironmentPolicy.CLEAN_PATH, "DEPLOY_TOKEN", "host-secret",
                         "CODEEXEC_KEPT", "kept-from-host"))
-                .build();
+                .build());
         ws = engine.manager().createWorkspace("env", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (engine != null) {
-            engine.close();
-        }
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
     }
 
     private static void assertPolicyEnvironment(String env, String where) {

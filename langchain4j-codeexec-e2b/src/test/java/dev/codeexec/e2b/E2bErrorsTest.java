@@ -4,16 +4,12 @@ import static com.github.tomakehurst.wiremock.client.WireMock.aResponse;
 import static com.github.tomakehurst.wiremock.client.WireMock.any;
 import static com.github.tomakehurst.wiremock.client.WireMock.anyUrl;
 import static com.github.tomakehurst.wiremock.client.WireMock.anyRequestedFor;
-import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import com.github.tomakehurst.wiremock.WireMockServer;
 import dev.codeexec.engine.WorkspaceGoneException;
 import java.time.Duration;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -22,27 +18,14 @@ import org.junit.jupiter.params.provider.CsvSource;
  * The one translator's table: every status E2B's control plane documents (401, 403, 404, 409, 410, 429, 500, 502,
  * 503, 504), on a request about a sandbox and on sandbox creation, with how many attempts each takes.
  */
-class E2bErrorsTest {
+class E2bErrorsTest extends WireFixture {
 
-    private static WireMockServer api;
     private E2bControlPlane control;
-
-    @BeforeAll
-    static void start() {
-        api = new WireMockServer(wireMockConfig().dynamicPort());
-        api.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        api.stop();
-    }
 
     @BeforeEach
     void reset() {
-        api.resetAll();
         control = new E2bControlPlane(new E2bHttp(E2bConfig.builder().environment(java.util.Map.of()).apiKey("k")
-                .apiUrl("http://localhost:" + api.port()).retries(3, Duration.ofMillis(1)).build()));
+                .apiUrl("http://localhost:" + server.port()).retries(3, Duration.ofMillis(1)).build()));
     }
 
     @ParameterizedTest(name = "{0} on {1} -> {2} after {3} attempt(s)")
@@ -64,7 +47,7 @@ class E2bErrorsTest {
             "500, create, E2bApiException,              3",
     })
     void should_map_each_status_to_its_exception(int status, String call, String type, int attempts) {
-        api.stubFor(any(anyUrl()).willReturn(aResponse().withStatus(status)
+        server.stubFor(any(anyUrl()).willReturn(aResponse().withStatus(status)
                 .withHeader("Content-Type", "application/json")
                 .withBody("{\"code\":" + status + ",\"message\":\"the server said " + status
                         + "\",\"error_code\":\"some_code\"}")));
@@ -85,7 +68,7 @@ class E2bErrorsTest {
             assertThat(n.template()).isEqualTo("no-such-template");
         }
         // A creation that failed on the server's side is followed by a look for what it may have left.
-        long posts = api.findAll(anyRequestedFor(anyUrl())).stream()
+        long posts = server.findAll(anyRequestedFor(anyUrl())).stream()
                 .filter(r -> !r.getUrl().startsWith("/v2/sandboxes")).count();
         assertThat(posts).isEqualTo(attempts);
     }

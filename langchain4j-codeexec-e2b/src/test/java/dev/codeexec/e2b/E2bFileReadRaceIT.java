@@ -14,9 +14,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A program of the sandbox swaps a link in and out while the engine reads a file (the fake's sandboxes share this
@@ -34,8 +34,8 @@ class E2bFileReadRaceIT {
     private static final String MINE = "the workspace's own bytes";
     private static final String SECRET = "a file outside the workspace";
 
-    private static Path base;
-    private static FakeE2b fake;
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.host("e2b-race");
     private static E2bEngine engine;
     private static Workspace ws;
     private static Path root;
@@ -43,29 +43,13 @@ class E2bFileReadRaceIT {
 
     @BeforeAll
     static void start() throws Exception {
-        FakeTesting.requireHost();
-        base = Files.createTempDirectory("e2b-race");
-        fake = new FakeE2b(base);
-        engine = fake.engine().build();
+        engine = FAKE.closing(FAKE.engine().build());
         ws = engine.manager().createWorkspace("race", WorkspacePolicy.DEFAULT);
         root = Path.of(ws.path());
-        outside = base.resolve("outside");
+        outside = FAKE.base().resolve("outside");
         Files.createDirectories(outside.resolve("dir"));
         Files.writeString(outside.resolve("secret"), SECRET);
         Files.writeString(outside.resolve("dir/f"), SECRET);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (engine != null) {
-            engine.close();
-        }
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
     }
 
     private record Tally(int own, int leaked, int refused, List<String> other) {

@@ -7,13 +7,10 @@ import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Python cells in the fake code interpreter: state kept between cells, a cell past its timeout interrupted (the
@@ -22,25 +19,8 @@ import org.junit.jupiter.api.Test;
  */
 class E2bInterpreterIT {
 
-    private static Path base;
-    private static FakeE2b fake;
-
-    @BeforeAll
-    static void startFake() throws Exception {
-        FakeTesting.requirePython();
-        base = Files.createTempDirectory("e2b-cells");
-        fake = new FakeE2b(base);
-    }
-
-    @AfterAll
-    static void stopFake() throws Exception {
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
-    }
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.python("e2b-cells");
 
     private static CodeExecutionResult cell(E2bEngine engine, Workspace ws, String code, Duration timeout) {
         return engine.executeCode(ws, new CodeExecutionInput(List.of(CodeBlock.of("python", code)), null, timeout));
@@ -48,7 +28,7 @@ class E2bInterpreterIT {
 
     @Test
     void should_interrupt_a_cell_past_its_timeout_and_keep_the_kernel_and_its_state() {
-        try (E2bEngine engine = fake.engine().build()) {
+        try (E2bEngine engine = FAKE.engine().build()) {
             Workspace ws = engine.manager().createWorkspace("cells", WorkspacePolicy.DEFAULT);
             cell(engine, ws, "kept = 41", Duration.ofSeconds(30));
 
@@ -59,7 +39,7 @@ class E2bInterpreterIT {
             assertThat(slow.timedOut()).isTrue();
             assertThat(slow.exitCode()).isEqualTo(-1);
             assertThat(slow.output()).contains("sleeping").contains("[timed out after 5 s: the cell was interrupted]");
-            assertThat(fake.sandbox(engine.sandboxId(ws)).interpreter.interrupts.get()).isEqualTo(1);
+            assertThat(FAKE.fake().sandbox(engine.sandboxId(ws)).interpreter.interrupts.get()).isEqualTo(1);
             assertThat(after.exitCode()).isZero();
             assertThat(after.output()).isEqualTo("42\n");
         }
@@ -67,7 +47,7 @@ class E2bInterpreterIT {
 
     @Test
     void should_forget_the_state_when_the_interpreter_is_restarted_and_run_bash_blocks_as_scripts() {
-        try (E2bEngine engine = fake.engine().build()) {
+        try (E2bEngine engine = FAKE.engine().build()) {
             Workspace ws = engine.manager().createWorkspace("restart", WorkspacePolicy.DEFAULT);
             cell(engine, ws, "gone = 1", Duration.ofSeconds(30));
 

@@ -8,11 +8,9 @@ import static com.github.tomakehurst.wiremock.client.WireMock.post;
 import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlEqualTo;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlPathEqualTo;
-import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.stubbing.Scenario;
 import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionInput;
@@ -21,9 +19,6 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,31 +29,15 @@ import org.junit.jupiter.api.Test;
  * with ANSI colours, the end of execution; and a context the server lost, an answer cut short, a template without an
  * interpreter.
  */
-class E2bInterpreterWireTest {
+class E2bInterpreterWireTest extends WireFixture {
 
     /** A 1x1 PNG. */
     static final String PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-    private static WireMockServer server;
-    private WireStubs stubs;
-    private E2bEngine engine;
     private Workspace ws;
-
-    @BeforeAll
-    static void start() {
-        server = new WireMockServer(wireMockConfig().dynamicPort());
-        server.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.stop();
-    }
 
     @BeforeEach
     void reset() {
-        server.resetAll();
-        stubs = new WireStubs(server);
         stubs.sandbox();
         stubs.dir("out");
         stubs.writes();
@@ -67,11 +46,6 @@ class E2bInterpreterWireTest {
                 "{\"id\": \"ctx-1\", \"language\": \"python\", \"cwd\": \"" + WireStubs.ROOT + "/work\"}")));
         engine = stubs.engine().build();
         ws = engine.manager().createWorkspace("cells", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void close() {
-        engine.close();
     }
 
     private static String lines(String... items) {

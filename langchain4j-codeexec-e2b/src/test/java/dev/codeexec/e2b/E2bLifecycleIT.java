@@ -18,9 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Who owns which sandbox, and when it goes: every sandbox the engine created is killed at close and when its
@@ -29,29 +28,12 @@ import org.junit.jupiter.api.Test;
  */
 class E2bLifecycleIT {
 
-    private static Path base;
-    private static FakeE2b fake;
-
-    @BeforeAll
-    static void startFake() throws Exception {
-        FakeTesting.requireHost();
-        base = Files.createTempDirectory("e2b-lifecycle");
-        fake = new FakeE2b(base);
-    }
-
-    @AfterAll
-    static void stopFake() throws Exception {
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
-    }
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.host("e2b-lifecycle");
 
     @Test
     void should_kill_every_sandbox_it_created_at_close_and_at_cleanup() {
-        E2bEngine engine = fake.engine().build();
+        E2bEngine engine = FAKE.engine().build();
         List<String> ids = new ArrayList<>();
         Workspace first = null;
         for (int i = 0; i < 3; i++) {
@@ -59,19 +41,19 @@ class E2bLifecycleIT {
             first = first == null ? ws : first;
             ids.add(engine.sandboxId(ws));
         }
-        assertThat(fake.live()).containsAll(ids);
+        assertThat(FAKE.fake().live()).containsAll(ids);
 
         engine.manager().cleanup(first);
-        assertThat(fake.live()).doesNotContain(ids.get(0)).contains(ids.get(1), ids.get(2));
+        assertThat(FAKE.fake().live()).doesNotContain(ids.get(0)).contains(ids.get(1), ids.get(2));
         engine.close();
 
-        assertThat(fake.live()).doesNotContainAnyElementsOf(ids);
-        assertThat(fake.killed()).containsAll(ids);
+        assertThat(FAKE.fake().live()).doesNotContainAnyElementsOf(ids);
+        assertThat(FAKE.fake().killed()).containsAll(ids);
     }
 
     @Test
     void should_remove_a_shared_workspace_with_its_session_and_kill_the_shared_sandbox_at_close() throws Exception {
-        E2bEngine engine = fake.engine().workspaceMode(WorkspaceMode.SHARED_SANDBOX).build();
+        E2bEngine engine = FAKE.engine().workspaceMode(WorkspaceMode.SHARED_SANDBOX).build();
         Workspace a = engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
         Workspace b = engine.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
         String id = engine.sandboxId(a);
@@ -86,20 +68,20 @@ class E2bLifecycleIT {
         assertThat(Files.exists(Path.of(a.path()))).isFalse();
         assertThat(Files.exists(Path.of(b.path()))).isTrue();
         assertThat(running(marker)).as("the removed workspace's program").isFalse();
-        assertThat(fake.live()).contains(id);
+        assertThat(FAKE.fake().live()).contains(id);
         s.close();
         engine.close();
-        assertThat(fake.live()).doesNotContain(id);
+        assertThat(FAKE.fake().live()).doesNotContain(id);
     }
 
     @Test
     void should_use_a_shared_sandbox_it_did_not_create_without_killing_it() throws Exception {
         String id;
         try (E2bControlPlane api = E2bControlPlane.create(E2bConfig.builder().environment(java.util.Map.of())
-                .apiKey(FakeE2b.API_KEY).apiUrl(fake.url()).build())) {
+                .apiKey(FakeE2b.API_KEY).apiUrl(FAKE.fake().url()).build())) {
             id = api.create(SandboxSpec.builder("base").timeout(Duration.ofHours(1)).build()).sandboxId();
         }
-        E2bEngine engine = fake.engine().sharedSandbox(id).build();
+        E2bEngine engine = FAKE.engine().sharedSandbox(id).build();
         Workspace a = engine.manager().createWorkspace("a", WorkspacePolicy.DEFAULT);
         Workspace b = engine.manager().createWorkspace("b", WorkspacePolicy.DEFAULT);
         assertThat(engine.sandboxId(a)).isEqualTo(id).isEqualTo(engine.sandboxId(b));
@@ -107,51 +89,51 @@ class E2bLifecycleIT {
 
         engine.close();
 
-        assertThat(fake.live()).contains(id);
+        assertThat(FAKE.fake().live()).contains(id);
         assertThat(Files.exists(Path.of(a.path()))).isFalse();
         assertThat(Files.exists(Path.of(b.path()))).isFalse();
-        assertThat(fake.sandbox(id).endAt()).isAfter(java.time.Instant.now().plus(Duration.ofMinutes(50)));
-        fake.expire(id);
+        assertThat(FAKE.fake().sandbox(id).endAt()).isAfter(java.time.Instant.now().plus(Duration.ofMinutes(50)));
+        FAKE.fake().expire(id);
     }
 
     @Test
     void should_kill_the_sandbox_when_its_setup_fails() {
-        int before = fake.created().size();
-        E2bEngine engine = fake.engine().user("nosuchuser").build();
+        int before = FAKE.fake().created().size();
+        E2bEngine engine = FAKE.engine().user("nosuchuser").build();
 
         assertThatThrownBy(() -> engine.manager().createWorkspace("x", WorkspacePolicy.DEFAULT))
                 .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("no user 'nosuchuser'");
-        List<String> made = fake.created().subList(before, fake.created().size());
+        List<String> made = FAKE.fake().created().subList(before, FAKE.fake().created().size());
         assertThat(made).hasSize(1);
-        assertThat(fake.live()).doesNotContain(made.get(0));
+        assertThat(FAKE.fake().live()).doesNotContain(made.get(0));
         engine.close();
     }
 
     @Test
     void should_report_a_sandbox_that_ends_under_a_run_as_gone_and_fail_fast_afterwards() throws Exception {
-        try (E2bEngine engine = fake.engine().build()) {
+        try (E2bEngine engine = FAKE.engine().build()) {
             Workspace ws = engine.manager().createWorkspace("expiring", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
             CompletableFuture<RunResult> run = CompletableFuture.supplyAsync(() -> engine.runner().runProgram(ws,
                     RunProgramSpec.builder("sh").args("-c", "echo started; sleep 300").timeout(Duration.ofMinutes(5))
                             .build()));
-            waitFor(() -> fake.sandbox(id) != null && fake.sandbox(id).envd.running() > 0);
+            waitFor(() -> FAKE.fake().sandbox(id) != null && FAKE.fake().sandbox(id).envd.running() > 0);
 
-            fake.expire(id);
+            FAKE.fake().expire(id);
             Throwable t = catchThrowable(() -> run.get(60, TimeUnit.SECONDS));
 
             assertThat(t).hasCauseInstanceOf(E2bSandboxGoneException.class);
             assertThat(((E2bSandboxGoneException) t.getCause()).sandboxId()).isEqualTo(id);
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             assertThatThrownBy(() -> engine.fs().putFiles(ws, List.of(PutFile.of("work/x", "x"))))
                     .isInstanceOf(E2bSandboxGoneException.class);
-            assertThat(fake.requests()).as("a sandbox known to be gone is not asked again").isEmpty();
+            assertThat(FAKE.fake().requests()).as("a sandbox known to be gone is not asked again").isEmpty();
         }
     }
 
     @Test
     void should_renew_a_busy_sandbox_before_its_timeout() throws Exception {
-        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(60)).build()) {
+        try (E2bEngine engine = FAKE.engine().sandboxTimeout(Duration.ofSeconds(60)).build()) {
             Workspace ws = engine.manager().createWorkspace("long", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
 
@@ -160,22 +142,23 @@ class E2bLifecycleIT {
             CompletableFuture<RunResult> run = CompletableFuture.supplyAsync(() -> engine.runner().runProgram(ws,
                     RunProgramSpec.builder("sh").args("-c", "while [ ! -e work/renewed ]; do sleep 0.2; done; "
                             + "echo done").timeout(Duration.ofMinutes(5)).build()));
-            waitFor(() -> fake.requests().stream().anyMatch(q -> q.path().equals("/sandboxes/" + id + "/timeout")));
+            waitFor(() -> FAKE.fake().requests().stream()
+                    .anyMatch(q -> q.path().equals("/sandboxes/" + id + "/timeout")));
             Files.createFile(Path.of(ws.path(), "work", "renewed"));
             RunResult r = run.get(5, TimeUnit.MINUTES);
 
             assertThat(r.stdout()).isEqualTo("done\n");
-            assertThat(fake.live()).contains(id);
+            assertThat(FAKE.fake().live()).contains(id);
         }
     }
 
     @Test
     void should_let_an_idle_sandbox_expire_by_its_timeout_and_then_report_its_workspace_gone() throws Exception {
-        try (E2bEngine engine = fake.engine().sandboxTimeout(Duration.ofSeconds(10)).build()) {
+        try (E2bEngine engine = FAKE.engine().sandboxTimeout(Duration.ofSeconds(10)).build()) {
             Workspace ws = engine.manager().createWorkspace("idle", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
 
-            waitFor(() -> !fake.live().contains(id));
+            waitFor(() -> !FAKE.fake().live().contains(id));
 
             assertThatThrownBy(() -> engine.runner().runProgram(ws, RunProgramSpec.builder("true").build()))
                     .isInstanceOf(E2bSandboxGoneException.class);
@@ -184,14 +167,14 @@ class E2bLifecycleIT {
 
     @Test
     void should_keep_internet_access_off_unless_asked_for_and_say_so() {
-        try (E2bEngine off = fake.engine().build(); E2bEngine on = fake.engine().internetAccess(true).build()) {
+        try (E2bEngine off = FAKE.engine().build(); E2bEngine on = FAKE.engine().internetAccess(true).build()) {
             Workspace a = off.manager().createWorkspace("off", WorkspacePolicy.DEFAULT);
             Workspace b = on.manager().createWorkspace("on", WorkspacePolicy.DEFAULT);
 
             assertThat(off.describe().networkAllowed()).isFalse();
-            assertThat(fake.sandbox(off.sandboxId(a)).internet).isFalse();
+            assertThat(FAKE.fake().sandbox(off.sandboxId(a)).internet).isFalse();
             assertThat(on.describe().networkAllowed()).isTrue();
-            assertThat(fake.sandbox(on.sandboxId(b)).internet).isTrue();
+            assertThat(FAKE.fake().sandbox(on.sandboxId(b)).internet).isTrue();
         }
     }
 

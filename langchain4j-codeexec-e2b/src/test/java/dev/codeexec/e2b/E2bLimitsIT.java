@@ -8,12 +8,10 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The limits E2bEngine claims ({@code prlimit} per run: CPU time, file size, open files) really stop a program that
@@ -21,31 +19,15 @@ import org.junit.jupiter.api.Test;
  */
 class E2bLimitsIT {
 
-    private static Path base;
-    private static FakeE2b fake;
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.host("e2b-limits");
     private static E2bEngine engine;
     private static Workspace ws;
 
     @BeforeAll
     static void start() throws Exception {
-        FakeTesting.requireHost();
-        base = Files.createTempDirectory("e2b-limits");
-        fake = new FakeE2b(base);
-        engine = fake.engine().build();
+        engine = FAKE.closing(FAKE.engine().build());
         ws = engine.manager().createWorkspace("limits", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (engine != null) {
-            engine.close();
-        }
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
     }
 
     private static RunResult sh(String script, ResourceLimits limits) {

@@ -7,14 +7,12 @@ import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProcessChannel;
 import dev.codeexec.spi.ProcessChannelContractTest;
 import dev.codeexec.spi.ProgramLaunch;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The envd process channel as runs use it, against the fake E2B whose envd really starts them: each launch is the
@@ -24,8 +22,8 @@ import org.junit.jupiter.api.BeforeAll;
  */
 class E2bProcessChannelContractTest extends ProcessChannelContractTest {
 
-    private static Path base;
-    private static FakeE2b fake;
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.host("e2b-channel");
     private static E2bEngine engine;
     private static Workspace ws;
     private PreparedRun prepared;
@@ -33,24 +31,8 @@ class E2bProcessChannelContractTest extends ProcessChannelContractTest {
 
     @BeforeAll
     static void startEngine() throws Exception {
-        FakeTesting.requireHost();
-        base = Files.createTempDirectory("e2b-channel");
-        fake = new FakeE2b(base);
-        engine = fake.engine().build();
+        engine = FAKE.closing(FAKE.engine().build());
         ws = engine.manager().createWorkspace("channel", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterAll
-    static void closeEngine() throws Exception {
-        if (engine != null) {
-            engine.close();
-        }
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
     }
 
     @AfterEach

@@ -8,15 +8,12 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.langchain4j.CodeExecution;
 import dev.langchain4j.invocation.InvocationContext;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * How many HTTP requests each operation costs, counted by the fake E2B's server, and connection reuse: one TCP
@@ -25,30 +22,13 @@ import org.junit.jupiter.api.Test;
  */
 class E2bRoundTripsIT {
 
-    private static Path base;
-    private static FakeE2b fake;
-
-    @BeforeAll
-    static void startFake() throws Exception {
-        FakeTesting.requireHost();
-        base = Files.createTempDirectory("e2b-trips");
-        fake = new FakeE2b(base);
-    }
-
-    @AfterAll
-    static void stopFake() throws Exception {
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
-    }
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.host("e2b-trips");
 
     /** The requests of {@code sandbox} since the last clear, by method and path. */
     private static Map<String, Integer> trips(String sandbox) {
         Map<String, Integer> m = new TreeMap<>();
-        for (FakeE2b.Request r : fake.requests()) {
+        for (FakeE2b.Request r : FAKE.fake().requests()) {
             if (sandbox.equals(r.sandboxId())) {
                 m.merge(r.method() + " " + r.path(), 1, Integer::sum);
             }
@@ -62,22 +42,22 @@ class E2bRoundTripsIT {
 
     @Test
     void should_use_one_streaming_request_per_run_and_one_upload_per_batch() {
-        try (E2bEngine engine = fake.engine().build()) {
+        try (E2bEngine engine = FAKE.engine().build()) {
             Workspace ws = engine.manager().createWorkspace("trips", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
             engine.fs().putFiles(ws, List.of(PutFile.of("work/warm.txt", "x"))); // the directories exist now
             // A workspace's first run also looks at its run history (a ListDir and a Stat), as every tenth one does.
             engine.runner().runProgram(ws, RunProgramSpec.builder("true").build());
 
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             engine.runner().runProgram(ws, RunProgramSpec.builder("true").build());
             Map<String, Integer> run = trips(id);
 
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             engine.runner().runProgram(ws, RunProgramSpec.builder("true").cwd("work").build());
             Map<String, Integer> runInWork = trips(id);
 
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             engine.fs().putFiles(ws, List.of(PutFile.of("work/one.txt", "1")));
             Map<String, Integer> one = trips(id);
 
@@ -85,11 +65,11 @@ class E2bRoundTripsIT {
             for (int i = 0; i < 10; i++) {
                 batch.add(PutFile.of("work/batch/f" + i + ".txt", "content " + i));
             }
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             engine.fs().putFiles(ws, batch);
             Map<String, Integer> ten = trips(id);
 
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             engine.fs().readFile(ws, "work/one.txt", 0, 100);
             Map<String, Integer> read = trips(id);
 
@@ -112,13 +92,13 @@ class E2bRoundTripsIT {
 
     @Test
     void should_count_the_requests_of_a_workspace_exec_tool_call() {
-        try (E2bEngine engine = fake.engine().build();
+        try (E2bEngine engine = FAKE.engine().build();
              CodeExecution codeExec = CodeExecution.builder().engine(engine).build()) {
             InvocationContext ctx = InvocationContext.builder().chatMemoryId("exec").build();
             codeExec.tools().workspaceExec("echo warm > out/a.txt", null, null, null, null, null, ctx);
-            String id = fake.created().get(fake.created().size() - 1);
+            String id = FAKE.fake().created().get(FAKE.fake().created().size() - 1);
 
-            fake.clearRequests();
+            FAKE.fake().clearRequests();
             String result = codeExec.tools().workspaceExec("echo hi > out/b.txt", null, null, null, null, null, ctx);
             Map<String, Integer> exec = trips(id);
 
@@ -130,8 +110,8 @@ class E2bRoundTripsIT {
 
     @Test
     void should_carry_every_request_of_a_sandbox_on_one_tcp_connection_when_they_come_in_turn() {
-        try (E2bEngine engine = fake.engine().build()) {
-            fake.clearRequests();
+        try (E2bEngine engine = FAKE.engine().build()) {
+            FAKE.fake().clearRequests();
             Workspace ws = engine.manager().createWorkspace("reuse", WorkspacePolicy.DEFAULT);
             String id = engine.sandboxId(ws);
             for (int i = 0; i < 10; i++) {
@@ -140,10 +120,10 @@ class E2bRoundTripsIT {
                 engine.fs().readFile(ws, "work/r" + i + ".txt", 0, 10);
             }
 
-            long requests = fake.requests().stream().filter(r -> id.equals(r.sandboxId())).count();
-            System.out.println("connections: " + fake.connections(id).size() + " for " + requests + " requests");
+            long requests = FAKE.fake().requests().stream().filter(r -> id.equals(r.sandboxId())).count();
+            System.out.println("connections: " + FAKE.fake().connections(id).size() + " for " + requests + " requests");
             assertThat(requests).isGreaterThan(40);
-            assertThat(fake.connections(id)).hasSize(1);
+            assertThat(FAKE.fake().connections(id)).hasSize(1);
         }
     }
 }

@@ -11,13 +11,11 @@ import static com.github.tomakehurst.wiremock.client.WireMock.post;
 import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlEqualTo;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlPathEqualTo;
-import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.BackendUnavailableException;
@@ -33,10 +31,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.StreamSupport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,35 +40,7 @@ import org.junit.jupiter.api.Test;
  * stream, a stream cut short, a malformed envelope, a sandbox that expired during a run, the sandbox proxy's "not
  * found". No failure path leaves the sandbox running.
  */
-class E2bWireTest {
-
-    private static WireMockServer server;
-    private WireStubs stubs;
-    private E2bEngine engine;
-
-    @BeforeAll
-    static void start() {
-        server = new WireMockServer(wireMockConfig().dynamicPort());
-        server.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.stop();
-    }
-
-    @BeforeEach
-    void reset() {
-        server.resetAll();
-        stubs = new WireStubs(server);
-    }
-
-    @AfterEach
-    void close() {
-        if (engine != null) {
-            engine.close();
-        }
-    }
+class E2bWireTest extends WireFixture {
 
     private static JsonNode envelopeJson(LoggedRequest r) {
         byte[] body = r.getBody();

@@ -8,8 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The file primitives over envd (Stat, ListDir, MakeDir, Remove, /files, the staging upload and its helper), against
@@ -20,8 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 class E2bWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
 
     private static final AtomicInteger N = new AtomicInteger();
-    private static Path base;
-    private static FakeE2b fake;
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.host("e2b-files");
     private static E2bEngine engine;
     private Workspace ws;
     private Path root;
@@ -29,30 +29,14 @@ class E2bWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
 
     @BeforeAll
     static void startEngine() throws Exception {
-        FakeTesting.requireHost();
-        base = Files.createTempDirectory("e2b-files");
-        fake = new FakeE2b(base);
-        engine = fake.engine().workspaceMode(WorkspaceMode.SHARED_SANDBOX).build();
-    }
-
-    @AfterAll
-    static void closeEngine() throws Exception {
-        if (engine != null) {
-            engine.close();
-        }
-        if (fake != null) {
-            fake.close();
-        }
-        if (base != null) {
-            FakeEnvd.removeAll(base);
-        }
+        engine = FAKE.closing(FAKE.engine().workspaceMode(WorkspaceMode.SHARED_SANDBOX).build());
     }
 
     @Override
     protected void createWorkspace() throws Exception {
         ws = engine.manager().createWorkspace("files", WorkspacePolicy.DEFAULT);
         root = Path.of(ws.path());
-        outside = base.resolve("outside-" + N.incrementAndGet());
+        outside = FAKE.base().resolve("outside-" + N.incrementAndGet());
         Files.createDirectories(outside.resolve("dir"));
         Files.writeString(outside.resolve("file"), SECRET);
         Files.writeString(outside.resolve("dir/secret.txt"), SECRET);
@@ -100,7 +84,7 @@ class E2bWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
 
     @Override
     protected String location() {
-        return base.toString();
+        return FAKE.base().toString();
     }
 
     @Override

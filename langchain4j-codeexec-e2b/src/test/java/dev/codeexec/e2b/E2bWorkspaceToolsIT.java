@@ -9,13 +9,10 @@ import dev.codeexec.langchain4j.AbstractWorkspaceToolsIT;
 import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
 import dev.langchain4j.data.message.ToolExecutionResultMessage;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The workspace tools end to end on E2bEngine, a sandbox per conversation, against the fake E2B: every shared
@@ -24,29 +21,12 @@ import org.junit.jupiter.api.Test;
  */
 class E2bWorkspaceToolsIT extends AbstractWorkspaceToolsIT {
 
-    private static Path fakeBase;
-    private static FakeE2b fake;
-
-    @BeforeAll
-    static void startFake() throws Exception {
-        FakeTesting.requirePython();
-        fakeBase = Files.createTempDirectory("e2b-tools");
-        fake = new FakeE2b(fakeBase);
-    }
-
-    @AfterAll
-    static void stopFake() throws Exception {
-        if (fake != null) {
-            fake.close();
-        }
-        if (fakeBase != null) {
-            FakeEnvd.removeAll(fakeBase);
-        }
-    }
+    @RegisterExtension
+    static final FakeE2bExtension FAKE = FakeE2bExtension.python("e2b-tools");
 
     @Override
     protected Engine createEngine() {
-        return fake.engine().baseDir(base.toString()).inputRoots(List.of(inputRoot)).artifactService(artifacts)
+        return FAKE.engine().baseDir(base.toString()).inputRoots(List.of(inputRoot)).artifactService(artifacts)
                 .build();
     }
 

@@ -20,33 +20,17 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Cells in a real ipykernel: state, streams, values, errors, rich outputs, stdin, environment, caps. */
-class JupyterCellsIT {
+class JupyterCellsIT extends KernelFixture {
 
-    private JupyterEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireKernel() {
-        JupyterTesting.requireKernel();
-    }
-
-    @BeforeEach
-    void setUp() {
-        Map<String, String> host = new HashMap<>(System.getenv());
-        host.put("MY_API_TOKEN", "host-secret-3f9a");
-        engine = JupyterEngine.builder().hostEnvironment(host).build();
-        ws = engine.manager().createWorkspace("cells", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
+    JupyterCellsIT() {
+        super("cells", () -> {
+            Map<String, String> host = new HashMap<>(System.getenv());
+            host.put("MY_API_TOKEN", "host-secret-3f9a");
+            return JupyterEngine.builder().hostEnvironment(host).build();
+        });
     }
 
     @Test

@@ -13,9 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,25 +20,10 @@ import org.junit.jupiter.api.Test;
  * idle, stopped with the state reported lost. The time limits are short so the tests run quickly; nothing asserts how
  * long anything took.
  */
-class JupyterInterruptIT {
+class JupyterInterruptIT extends KernelFixture {
 
-    private JupyterEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireKernel() {
-        JupyterTesting.requireKernel();
-    }
-
-    @BeforeEach
-    void setUp() {
-        engine = JupyterEngine.builder().interruptGrace(Duration.ofSeconds(10)).build();
-        ws = engine.manager().createWorkspace("interrupt", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
+    JupyterInterruptIT() {
+        super("interrupt", () -> JupyterEngine.builder().interruptGrace(Duration.ofSeconds(10)).build());
     }
 
     @Test

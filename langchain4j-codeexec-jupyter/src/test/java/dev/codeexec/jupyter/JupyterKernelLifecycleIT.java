@@ -19,9 +19,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,27 +26,12 @@ import org.junit.jupiter.api.io.TempDir;
  * A kernel's life: started at the first cell, replaced when it dies (by its own hand, killed from outside, frozen),
  * restarted on request, stopped with its workspace and with the engine, and gone when the JVM dies.
  */
-class JupyterKernelLifecycleIT {
+class JupyterKernelLifecycleIT extends KernelFixture {
 
-    private JupyterEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireKernel() {
-        JupyterTesting.requireKernel();
-    }
-
-    @BeforeEach
-    void setUp() {
+    JupyterKernelLifecycleIT() {
         // Short enough for the frozen-kernel test, long enough that a busy machine does not look like a dead kernel.
-        engine = JupyterEngine.builder().heartbeatInterval(Duration.ofMillis(250)).heartbeatTimeout(Duration.ofSeconds(5))
-                .build();
-        ws = engine.manager().createWorkspace("life", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
+        super("life", () -> JupyterEngine.builder().heartbeatInterval(Duration.ofMillis(250))
+                .heartbeatTimeout(Duration.ofSeconds(5)).build());
     }
 
     @Test

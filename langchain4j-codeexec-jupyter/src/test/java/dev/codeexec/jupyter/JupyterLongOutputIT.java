@@ -6,39 +6,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
-import dev.codeexec.engine.Workspace;
-import dev.codeexec.engine.WorkspacePolicy;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Output far over the cap on the Jupyter engine: a cell and a run both keep their real last lines; a run's whole
  * stream is saved in its folder.
  */
-class JupyterLongOutputIT {
+class JupyterLongOutputIT extends KernelFixture {
 
     private static final int CAP = 64 * 1024;
 
-    private JupyterEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireKernel() {
-        JupyterTesting.requireKernel();
-    }
-
-    @BeforeEach
-    void setUp() {
-        engine = JupyterEngine.builder().maxOutputBytes(CAP).build();
-        ws = engine.manager().createWorkspace("long", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
+    JupyterLongOutputIT() {
+        super("long", () -> JupyterEngine.builder().maxOutputBytes(CAP).build());
     }
 
     @Test

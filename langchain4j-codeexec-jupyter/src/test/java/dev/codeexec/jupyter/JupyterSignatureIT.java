@@ -4,36 +4,16 @@ import static dev.codeexec.jupyter.JupyterTesting.cell;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.engine.Workspace;
-import dev.codeexec.engine.WorkspacePolicy;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Every message the kernel sends is verified: a message signed with another key is dropped, on the very socket the
  * kernel publishes on, while the same message signed with the kernel's own session is delivered (the control).
  */
-class JupyterSignatureIT {
+class JupyterSignatureIT extends KernelFixture {
 
-    private JupyterEngine engine;
-    private Workspace ws;
-
-    @BeforeAll
-    static void requireKernel() {
-        JupyterTesting.requireKernel();
-    }
-
-    @BeforeEach
-    void setUp() {
-        engine = JupyterEngine.create();
-        ws = engine.manager().createWorkspace("signature", WorkspacePolicy.DEFAULT);
-    }
-
-    @AfterEach
-    void tearDown() {
-        engine.close();
+    JupyterSignatureIT() {
+        super("signature", JupyterEngine::create);
     }
 
     @Test
