@@ -406,8 +406,10 @@ public abstract class AbstractWorkspaceToolsIT {
 
             String output = tools.workspaceExec("python3 work/graceful.py", null, null, null, null, true, ctx);
             String id = match(output, "s_[0-9a-f]{8}");
-            for (int i = 0; i < 50 && !output.contains("ready"); i++) {
-                output += tools.workspaceWriteStdin(id, "", false, null, 200, ctx);
+            // Polls until the program says it is ready, however long a loaded machine takes to start Python.
+            for (String last = output; !output.contains("ready") && last.contains("status: running"); ) {
+                last = tools.workspaceWriteStdin(id, "", false, null, 200, ctx);
+                output += last;
             }
             String killed = tools.workspaceKillSession(id, ctx);
 
@@ -458,6 +460,11 @@ public abstract class AbstractWorkspaceToolsIT {
             // positive control: a program that reads gets all of it
             String id3 = match(tools.workspaceExec("wc -c", null, null, null, 60, true, ctx), "s_[0-9a-f]{8}");
             String fed = tools.workspaceWriteStdin(id3, "z".repeat(1_000_000), false, true, 5000, ctx);
+            // the yield only bounds one answer: a loaded machine may need more of them before wc's exit shows
+            for (String last = fed; last.contains("status: running"); ) {
+                last = tools.workspaceWriteStdin(id3, "", false, null, 1000, ctx);
+                fed += last;
+            }
             assertThat(fed).contains("1000000").contains("exit_code: 0");
         } finally {
             pool.shutdownNow();
