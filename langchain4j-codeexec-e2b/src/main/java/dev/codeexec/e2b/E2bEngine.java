@@ -59,6 +59,13 @@ import org.slf4j.LoggerFactory;
  * needs a POSIX {@code sh}, util-linux and coreutils, as E2B's Debian-based templates have; python cells need a
  * code-interpreter template.
  *
+ * <p>Code blocks ({@link #executeCode(Workspace, dev.codeexec.CodeExecutionInput)}, see {@link InterpreterEngine}):
+ * python blocks run as cells of the workspace's code interpreter context, so state persists between cells, and rich
+ * outputs are saved as {@code out/display_<n>.<ext>}; other blocks, and python too without a code interpreter
+ * ({@link Builder#codeInterpreter(boolean)}), run as scripts. A cell past its timeout is interrupted (the connection
+ * is closed, and the interpreter interrupts the kernel); a kernel that does not answer within 20 s afterwards is
+ * restarted.
+ *
  * <p>Failures are typed: {@link E2bAuthenticationException}, {@link E2bSandboxGoneException} (a
  * {@link dev.codeexec.engine.WorkspaceGoneException}), {@link E2bTemplateNotFoundException},
  * {@link E2bRateLimitException}, {@link E2bProtocolException} and {@link E2bApiException}; 429 and 5xx are retried
