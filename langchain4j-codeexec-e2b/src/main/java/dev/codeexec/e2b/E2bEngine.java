@@ -227,7 +227,7 @@ public final class E2bEngine extends InterpreterEngine {
     }
 
     /** A run of {@link E2bRuns}; {@code interactive} for sessions, whose stdin stays open for writes. */
-    private PreparedRun prepare(Workspace ws, RunProgramSpec spec, boolean interactive) {
+    PreparedRun prepare(Workspace ws, RunProgramSpec spec, boolean interactive) {
         ResourceLimits limits = limitsFor(spec);
         return runs.prepare(ws, spec, limits, outputCap(spec), interactive);
     }
