@@ -1,23 +1,13 @@
 package dev.codeexec.e2b;
 
-import dev.codeexec.CodeBlock;
-import dev.codeexec.CodeExecutionInput;
-import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.CodeLanguage;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.EgressControl;
-import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
-import dev.codeexec.engine.OutputManifest;
-import dev.codeexec.engine.OutputSpec;
 import dev.codeexec.engine.ProgramSession;
-import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
-import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
@@ -25,25 +15,15 @@ import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
-import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.InterpreterEngine;
 import dev.codeexec.spi.PreparedRun;
-import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.spi.RunEnvironment;
-import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
-import dev.codeexec.workspace.WorkspaceLayout;
-import dev.codeexec.workspace.spi.EntryType;
-import dev.codeexec.workspace.spi.FileEntry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,23 +59,24 @@ import org.slf4j.LoggerFactory;
  * needs a POSIX {@code sh}, util-linux and coreutils, as E2B's Debian-based templates have; python cells need a
  * code-interpreter template.
  *
+ * <p>Code blocks ({@link #executeCode(Workspace, dev.codeexec.CodeExecutionInput)}, see {@link InterpreterEngine}):
+ * python blocks run as cells of the workspace's code interpreter context, so state persists between cells, and rich
+ * outputs are saved as {@code out/display_<n>.<ext>}; other blocks, and python too without a code interpreter
+ * ({@link Builder#codeInterpreter(boolean)}), run as scripts. A cell past its timeout is interrupted (the connection
+ * is closed, and the interpreter interrupts the kernel); a kernel that does not answer within 20 s afterwards is
+ * restarted.
+ *
  * <p>Failures are typed: {@link E2bAuthenticationException}, {@link E2bSandboxGoneException} (a
  * {@link dev.codeexec.engine.WorkspaceGoneException}), {@link E2bTemplateNotFoundException},
  * {@link E2bRateLimitException}, {@link E2bProtocolException} and {@link E2bApiException}; 429 and 5xx are retried
  * with a bounded backoff first.
  */
-public final class E2bEngine extends AbstractEngine {
+public final class E2bEngine extends InterpreterEngine {
 
     private static final Logger LOG = LoggerFactory.getLogger(E2bEngine.class);
 
     /** The default template: {@value}, E2B's code interpreter (Python with a Jupyter server). */
     public static final String DEFAULT_TEMPLATE = "code-interpreter-v1";
-
-    /**
-     * How long the kernel may take to answer after a cell was interrupted at its timeout before it is restarted: 20
-     * seconds (the interrupted cell ends first, then the probe).
-     */
-    static final Duration INTERRUPT_PROBE = Duration.ofSeconds(20);
 
     /** The default user programs run as and files belong to: {@value}, E2B templates' user. */
     public static final String DEFAULT_USER = "user";
@@ -107,7 +88,8 @@ public final class E2bEngine extends AbstractEngine {
     private final E2bWorkspaces workspaces;
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
-    private final Engine scripts = new ScriptsView(this);
+    private final E2bRuns runs;
+    private final E2bCells cells;
 
     private E2bEngine(Builder b) {
         super("E2bEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
@@ -156,6 +138,8 @@ public final class E2bEngine extends AbstractEngine {
         }
         this.fs = StandardWorkspaceFS.builder().files(ws -> files(workspaces.slot(ws))).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
+        this.runs = new E2bRuns(workspaces, environment(), this::files);
+        this.cells = new E2bCells(workspaces, fs, runs);
         this.capabilities = Capabilities.builder()
                 .isolation(Isolation.REMOTE_VM)
                 .networkAllowed(network)
@@ -242,283 +226,38 @@ public final class E2bEngine extends AbstractEngine {
         return prepare(ws, spec, true);
     }
 
-    /**
-     * A run: {@code unshare --pid --fork --kill-child} as root, {@code setpriv} to the workspace user, a PID 1 that
-     * forwards signals ({@link SandboxScripts#NS_INIT}), {@code prlimit} for the run's limits, {@code env -i} with
-     * exactly the run's environment, then the program.
-     *
-     * @param interactive true for sessions: stdin stays open for writes
-     */
+    /** A run of {@link E2bRuns}; {@code interactive} for sessions, whose stdin stays open for writes. */
     PreparedRun prepare(Workspace ws, RunProgramSpec spec, boolean interactive) {
         ResourceLimits limits = limitsFor(spec);
-        E2bWorkspaces.Slot slot = workspaces.slot(ws);
-        if (spec.cmd().contains("=")) {
-            throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
-        }
-        String cwdRel = PathResolver.normalize(spec.cwd());
-        String cwd = slot.root;
-        if (!cwdRel.equals(".")) {
-            EnvdFiles files = files(slot);
-            String resolved = files.resolve(cwdRel);
-            FileEntry e = files.stat(resolved).orElse(null);
-            if (e == null || e.type() != EntryType.DIRECTORY) {
-                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
-            }
-            cwd = slot.root + "/" + resolved;
-        }
-        String runDir = WorkspaceLayout.newRunDir();
-        Map<String, String> env = environmentFor(slot, spec, runDir);
-        Sandbox sb = slot.sandbox;
-        List<String> argv = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--kill-child", "--",
-                "setpriv", "--reuid=" + sb.uid(), "--regid=" + sb.gid(), "--init-groups", "--",
-                "/bin/sh", "-c", SandboxScripts.NS_INIT, "sh", slot.root + "/" + runDir));
-        argv.addAll(prlimit(limits));
-        argv.addAll(List.of("env", "-i", "--"));
-        env.forEach((k, v) -> argv.add(k + "=" + v));
-        argv.add(spec.cmd());
-        argv.addAll(spec.args());
-        EnvdChannel channel = new EnvdChannel(sb, interactive, spec.cmd());
-        ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap(spec),
-                spec.outputListener());
-        slot.channels.add(channel);
-        sb.runStarted();
-        return new PreparedRun(channel, launch) {
-            @Override
-            public RunResult check(RunResult result) {
-                RuntimeException failure = channel.failure();
-                if (failure == null) {
-                    return result;
-                }
-                if (failure instanceof WorkspaceGoneException) {
-                    throw failure; // the sandbox died under the run: its files are gone too
-                }
-                // The start event came, so the program ran, for all anyone knows: never "try again later".
-                throw new RunOutcomeUnknownException("'" + spec.cmd() + "' started in sandbox " + sb.id()
-                        + ", then its stream from E2B failed (" + failure.getMessage() + "); it was killed if it "
-                        + "still ran, and whether it finished or what it changed is unknown", result, failure);
-            }
-
-            @Override
-            public void release() {
-                slot.channels.remove(channel);
-                sb.runEnded();
-            }
-        };
-    }
-
-    /**
-     * The one place the environment of everything this engine starts comes from — runs, sessions and python cells:
-     * the engine's environment policy over its host environment, the run's own variables, then the workspace's
-     * runtime variables. Runs and sessions get exactly it ({@code env -i}); cells get it on top of the interpreter's
-     * own environment (the template's and the sandbox's {@code envVars}, which the engine does not control).
-     */
-    private Map<String, String> environmentFor(E2bWorkspaces.Slot slot, RunProgramSpec spec, String runDir) {
-        return environment().forRun(spec, RunEnvironment.runtimeVariables(slot.root, runDir, true));
-    }
-
-    /** {@code prlimit} for CPU seconds, open files and file size (bytes), soft and hard; empty without limits. */
-    private static List<String> prlimit(ResourceLimits l) {
-        List<String> p = new ArrayList<>();
-        if (l.cpuTime() != null) {
-            long s = Math.max(1, (l.cpuTime().toMillis() + 999) / 1000);
-            p.add("--cpu=" + s + ":" + s);
-        }
-        if (l.maxOpenFiles() != null) {
-            p.add("--nofile=" + l.maxOpenFiles() + ":" + l.maxOpenFiles());
-        }
-        if (l.maxFileBytes() != null) {
-            p.add("--fsize=" + l.maxFileBytes() + ":" + l.maxFileBytes());
-        }
-        if (p.isEmpty()) {
-            return p;
-        }
-        p.add(0, "prlimit");
-        p.add("--");
-        return p;
+        return runs.prepare(ws, spec, limits, outputCap(spec), interactive);
     }
 
     // ------------------------------------------------------------------ code
 
     /**
-     * Runs the blocks in order, stopping at the first that fails: python blocks ({@code python}, {@code py},
-     * {@code python3}) as cells of the workspace's code interpreter context (state persists between cells, rich
-     * outputs are saved as {@code out/display_<n>.<ext>}), others as scripts. Without a code interpreter
-     * ({@link Builder#codeInterpreter(boolean)}), python blocks run as scripts too. The output files are everything
-     * under {@code out/}. A cell past its timeout is interrupted (the connection is closed, and the interpreter
-     * interrupts the kernel); a kernel that does not answer within 20 s afterwards is restarted.
-     *
-     * @throws InvalidSpecException for a block in a language this engine does not run (nothing runs then)
+     * Python blocks run as cells of the workspace's code interpreter context (state persists between cells, rich
+     * outputs are saved as {@code out/display_<n>.<ext>}); see {@link E2bCells} for timeouts and lost contexts.
      */
     @Override
-    public CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
-        requireOpen();
-        if (!settings.codeInterpreter()) {
-            return scripts.executeCode(ws, input);
-        }
-        for (CodeBlock b : input.codeBlocks()) {
-            if (CodeLanguage.forTag(b.language()).isEmpty()) {
-                throw new InvalidSpecException("unsupported language '" + b.language() + "'; this engine runs python "
-                        + "(python, py, python3) in the code interpreter and bash (bash, sh, shell) as scripts");
-            }
-        }
-        E2bWorkspaces.Slot slot = workspaces.slot(ws);
-        Duration timeout = input.timeout() != null ? input.timeout()
-                : Duration.ofSeconds(RunProgramSpec.DEFAULT_TIMEOUT_SECONDS);
-        int cap = outputCap(RunProgramSpec.builder("python3").build());
-        StringBuilder output = new StringBuilder();
-        int exitCode = 0;
-        boolean timedOut = false;
-        boolean truncated = false;
-        for (CodeBlock b : input.codeBlocks()) {
-            if (CodeLanguage.forTag(b.language()).orElseThrow() == CodeLanguage.PYTHON) {
-                CellOutcome o = cell(ws, slot, b.code(), timeout, cap);
-                append(output, o.text());
-                exitCode = o.exitCode();
-                timedOut = o.timedOut();
-                truncated |= o.truncated();
-            } else {
-                CodeExecutionResult r = scripts.executeCode(ws, new CodeExecutionInput(List.of(b),
-                        input.executionId(), input.timeout()));
-                append(output, r.output());
-                exitCode = r.exitCode();
-                timedOut = r.timedOut();
-                truncated |= r.truncated();
-            }
-            if (exitCode != 0 || timedOut) {
-                break;
-            }
-        }
-        OutputManifest files = fs.collectOutputs(ws, OutputSpec.DEFAULT);
-        return new CodeExecutionResult(output.toString(), files.files(), exitCode, timedOut,
-                truncated || files.anyLimitHit());
+    protected CellRunner cells(Workspace ws) {
+        return cells.of(ws);
     }
 
-    private static void append(StringBuilder out, String text) {
-        if (out.length() > 0 && out.charAt(out.length() - 1) != '\n' && !text.isEmpty()) {
-            out.append('\n');
-        }
-        out.append(text);
+    @Override
+    protected String interpreterName() {
+        return "the code interpreter";
     }
 
-    private record CellOutcome(String text, int exitCode, boolean timedOut, boolean truncated) {
-    }
-
-    private CellOutcome cell(Workspace ws, E2bWorkspaces.Slot slot, String code, Duration timeout, int cap) {
-        CodeInterpreter ci = slot.sandbox.interpreter();
-        Map<String, String> env = environmentFor(slot, RunProgramSpec.builder("python3").build(),
-                WorkspaceLayout.newRunDir());
-        InterpreterCell cell = new InterpreterCell(cap, displayNames(ws, slot));
-        CodeInterpreter.End end;
-        try {
-            String ctx = slot.context(() -> ci.createContext(slot.root + "/" + WorkspaceLayout.WORK));
-            end = ci.execute(code, ctx, env, timeout, cell::accept);
-            if (end == CodeInterpreter.End.CONTEXT_LOST) {
-                slot.forgetContext();
-                cell.note("[the code interpreter had lost this workspace's context; a new one was created: variables "
-                        + "and imports of earlier cells are gone]");
-                ctx = slot.context(() -> ci.createContext(slot.root + "/" + WorkspaceLayout.WORK));
-                end = ci.execute(code, ctx, env, timeout, cell::accept);
-            }
-            if (end == CodeInterpreter.End.TIMED_OUT) {
-                cell.note("[timed out after " + timeout.toSeconds() + " s: the cell was interrupted]");
-                if (ci.execute("pass", ctx, Map.of(), INTERRUPT_PROBE, i -> { }) != CodeInterpreter.End.COMPLETED) {
-                    ci.restartContext(ctx);
-                    cell.note("[the kernel did not stop; it was restarted: variables and imports are gone]");
-                }
-            }
-        } catch (RuntimeException e) {
-            throw slot.sandbox.failure(e, "execute a python cell");
-        }
-        List<PutFile> files = cell.files();
-        if (!files.isEmpty()) {
-            try {
-                fs.putFiles(ws, files);
-            } catch (RuntimeException e) {
-                cell.note("[the displays could not be saved: " + e.getMessage() + "]");
-            }
-        }
-        if (cell.dropped() > 0) {
-            cell.note("[" + cell.dropped() + " more displays were not saved: a cell saves at most "
-                    + InterpreterCell.MAX_FILES + "]");
-        }
-        boolean timedOut = end == CodeInterpreter.End.TIMED_OUT;
-        int exit = timedOut ? -1 : cell.errorName() != null ? 1 : 0;
-        return new CellOutcome(cell.text(), exit, timedOut, cell.truncated());
-    }
-
-    /** Names for a cell's rich outputs: {@code out/display_<n>.<ext>}, never over a file in {@code out/}. */
-    private InterpreterCell.Names displayNames(Workspace ws, E2bWorkspaces.Slot slot) {
-        Set<String> existing = new HashSet<>();
-        boolean[] listed = {false};
-        return ext -> {
-            if (!listed[0]) {
-                listed[0] = true;
-                try {
-                    for (FileInfo f : fs.list(ws, WorkspaceLayout.OUT)) {
-                        existing.add(f.path());
-                    }
-                } catch (RuntimeException e) {
-                    // No out/ (yet): nothing to avoid.
-                }
-            }
-            String name;
-            do {
-                name = WorkspaceLayout.OUT + "/display_" + slot.displays.incrementAndGet() + "." + ext;
-            } while (!existing.add(name));
-            return name;
-        };
+    /** Without a code interpreter ({@link Builder#codeInterpreter(boolean)}), python blocks run as scripts too. */
+    @Override
+    protected boolean hasInterpreter() {
+        return settings.codeInterpreter();
     }
 
     /** Restarts the workspace's code interpreter context: variables and imports are gone; files stay. */
     public void restartInterpreter(Workspace ws) {
         requireOpen();
-        E2bWorkspaces.Slot slot = workspaces.slot(ws);
-        String ctx = slot.currentContext();
-        if (ctx != null) {
-            slot.sandbox.interpreter().restartContext(ctx);
-        }
-    }
-
-    /**
-     * This engine without its code interpreter: {@link Engine#executeCode(Workspace, CodeExecutionInput)}'s default
-     * (blocks as scripts through {@link #runner()}), which cannot be called as a super method here.
-     */
-    private static final class ScriptsView implements Engine {
-        private final Engine engine;
-
-        ScriptsView(Engine engine) {
-            this.engine = engine;
-        }
-
-        @Override
-        public String name() {
-            return engine.name();
-        }
-
-        @Override
-        public WorkspaceManager manager() {
-            return engine.manager();
-        }
-
-        @Override
-        public WorkspaceFS fs() {
-            return engine.fs();
-        }
-
-        @Override
-        public dev.codeexec.engine.ProgramRunner runner() {
-            return engine.runner();
-        }
-
-        @Override
-        public Capabilities describe() {
-            return engine.describe();
-        }
-
-        @Override
-        public void close() {
-            // A view: the engine closes itself.
-        }
+        cells.restart(ws);
     }
 
     @Override

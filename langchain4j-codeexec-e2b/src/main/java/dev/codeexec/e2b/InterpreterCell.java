@@ -3,21 +3,20 @@ package dev.codeexec.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.spi.BoundedOutput;
+import dev.codeexec.spi.CellOutput;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The outcome of one cell as the code interpreter's items arrive: text in arrival order (streams, a result's text,
  * the traceback) under one {@link BoundedOutput} cap, and rich outputs as files to write under {@code out/}, named
- * when they arrive and written in one batch when the cell is over. The same rules as the Jupyter backend: images and
- * PDF are saved from every result; HTML, Markdown, LaTeX and JSON only from an explicit display (the cell's value has
- * its text in the output); a display whose forms were saved shows a line naming the files instead of its text.
+ * when they arrive and written in one batch when the cell is over. The rules of every interpreter engine
+ * ({@link CellOutput}): images and PDF are saved from every result; HTML, Markdown, LaTeX and JSON only from an
+ * explicit display (the cell's value has its text in the output); a display whose forms were saved shows a line
+ * naming the files instead of its text.
  */
 final class InterpreterCell {
 
@@ -26,8 +25,6 @@ final class InterpreterCell {
     interface Names {
         String next(String extension);
     }
-
-    private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;?]*[ -/]*[@-~]|\u001B[@-Z\\\\-_]");
 
     /** The result fields of E2B's {@code Result} and the MIME types they carry. */
     private static final Map<String, String> FIELDS = new LinkedHashMap<>();
@@ -43,39 +40,31 @@ final class InterpreterCell {
         FIELDS.put("json", "application/json");
     }
 
-    /** MIME type to file extension, for the types that are saved. */
-    private static final Map<String, String> EXTENSIONS = Map.ofEntries(
-            Map.entry("image/png", "png"), Map.entry("image/jpeg", "jpg"), Map.entry("image/gif", "gif"),
-            Map.entry("image/webp", "webp"), Map.entry("image/svg+xml", "svg"), Map.entry("application/pdf", "pdf"),
-            Map.entry("text/html", "html"), Map.entry("text/markdown", "md"), Map.entry("text/latex", "tex"),
-            Map.entry("application/json", "json"));
-
     /** A cell saves at most this many rich outputs. */
     static final int MAX_FILES = 100;
 
-    private final BoundedOutput out;
+    private final CellOutput out;
     private final Names names;
     private final List<PutFile> files = new ArrayList<>();
     private int dropped;
-    private boolean atLineStart = true;
     private String errorName;
 
     InterpreterCell(int maxOutputBytes, Names names) {
-        this.out = new BoundedOutput(maxOutputBytes);
+        this.out = new CellOutput(maxOutputBytes);
         this.names = names;
     }
 
     /** Takes one item of the cell's answer. */
     void accept(JsonNode item) {
         switch (item.path("type").asText("")) {
-            case "stdout", "stderr" -> text(item.path("text").asText(""));
+            case "stdout", "stderr" -> out.text(item.path("text").asText(""));
             case "result" -> result(item, item.path("is_main_result").asBoolean(false));
             case "error" -> {
                 if (errorName == null) {
                     errorName = item.path("name").asText("Error");
                 }
-                String tb = ANSI.matcher(item.path("traceback").asText("")).replaceAll("");
-                block(tb.isBlank() ? item.path("name").asText("Error") + ": " + item.path("value").asText("") : tb);
+                String tb = CellOutput.stripAnsi(item.path("traceback").asText(""));
+                out.block(tb.isBlank() ? item.path("name").asText("Error") + ": " + item.path("value").asText("") : tb);
             }
             default -> {
                 // number_of_executions, and item types of later versions: nothing for the output.
@@ -100,9 +89,8 @@ final class InterpreterCell {
         List<String> saved = new ArrayList<>();
         for (Map.Entry<String, JsonNode> f : forms.entrySet()) {
             String mime = f.getKey();
-            String ext = EXTENSIONS.get(mime);
-            boolean picture = mime.startsWith("image/") || mime.equals("application/pdf");
-            if (ext == null || isValue && !picture) {
+            String ext = CellOutput.savedExtension(mime, isValue);
+            if (ext == null) {
                 continue;
             }
             byte[] bytes = decode(mime, f.getValue());
@@ -115,15 +103,9 @@ final class InterpreterCell {
             }
             String path = names.next(ext);
             files.add(PutFile.of(path, bytes));
-            saved.add(path + " (" + mime + ", " + bytes.length + " bytes)");
+            saved.add(CellOutput.savedLine(path, mime, bytes.length));
         }
-        String plain = item.hasNonNull("text") ? item.get("text").asText() : null;
-        if ((isValue || saved.isEmpty()) && plain != null) {
-            block(plain);
-        }
-        for (String s : saved) {
-            block("[display saved as " + s + "]");
-        }
+        out.display(item.hasNonNull("text") ? item.get("text").asText() : null, isValue, saved);
     }
 
     private static byte[] decode(String mime, JsonNode value) {
@@ -137,37 +119,12 @@ final class InterpreterCell {
         if (!value.isTextual()) {
             return null;
         }
-        String text = value.asText();
-        if (mime.equals("image/svg+xml") || mime.startsWith("text/")) {
-            return text.getBytes(StandardCharsets.UTF_8);
-        }
-        try {
-            return Base64.getMimeDecoder().decode(text);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    private void text(String s) {
-        if (s.isEmpty()) {
-            return;
-        }
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.write(b, 0, b.length);
-        atLineStart = s.endsWith("\n");
-    }
-
-    /** Text on lines of its own. */
-    private void block(String s) {
-        if (!atLineStart) {
-            text("\n");
-        }
-        text(s.endsWith("\n") ? s : s + "\n");
+        return CellOutput.formBytes(mime, value.asText());
     }
 
     /** Appends a note of this engine's own, on a line of its own. */
     void note(String line) {
-        block(line);
+        out.block(line);
     }
 
     /** The rich outputs to write, named. */

@@ -5,14 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
 import dev.codeexec.spi.BoundedOutput;
+import dev.codeexec.spi.CellOutput;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The outcome of one cell as its messages arrive: text in arrival order (streams, the value's {@code text/plain},
@@ -20,11 +18,9 @@ import java.util.regex.Pattern;
  * the {@code execute_reply} on shell <em>and</em> {@code status: idle} on IOPub (the two channels are not ordered
  * against each other). Used by the one thread that waits for the cell.
  *
- * <p>Rich outputs: images ({@code image/png}, {@code image/jpeg}, {@code image/gif}, {@code image/webp},
- * {@code image/svg+xml}) and PDF are saved from every display and from a cell's value; HTML, Markdown, LaTeX and JSON
- * only from an explicit display (a cell's value always has {@code text/plain}, which is in the output, and a data
- * frame's HTML would be a file per cell). A display whose forms were saved shows a line naming the files instead of
- * its {@code text/plain} (for a figure, {@code <Figure size 640x480 with 1 Axes>}).
+ * <p>Rich outputs follow the rules of {@link CellOutput}, which also holds the text: a display whose forms were saved
+ * shows a line naming the files instead of its {@code text/plain} (for a figure,
+ * {@code <Figure size 640x480 with 1 Axes>}).
  */
 final class Cell {
 
@@ -34,20 +30,10 @@ final class Cell {
         String save(String extension, byte[] content);
     }
 
-    private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;?]*[ -/]*[@-~]|\u001B[@-Z\\\\-_]");
-
-    /** MIME type to file extension, for the types that are saved, and whether a cell's value saves it too. */
-    private static final Map<String, String> EXTENSIONS = Map.ofEntries(
-            Map.entry("image/png", "png"), Map.entry("image/jpeg", "jpg"), Map.entry("image/gif", "gif"),
-            Map.entry("image/webp", "webp"), Map.entry("image/svg+xml", "svg"), Map.entry("application/pdf", "pdf"),
-            Map.entry("text/html", "html"), Map.entry("text/markdown", "md"), Map.entry("text/latex", "tex"),
-            Map.entry("application/json", "json"));
-
     private final ObjectMapper json;
-    private final BoundedOutput out;
+    private final CellOutput out;
     private final RichOutputs rich;
     private final List<String> saved = new ArrayList<>();
-    private boolean atLineStart = true;
     private boolean replied;
     private boolean idle;
     private String status = "";
@@ -60,7 +46,7 @@ final class Cell {
 
     Cell(ObjectMapper json, int maxOutputBytes, RichOutputs rich) {
         this.json = json;
-        this.out = new BoundedOutput(maxOutputBytes);
+        this.out = new CellOutput(maxOutputBytes);
         this.rich = rich;
     }
 
@@ -89,7 +75,7 @@ final class Cell {
                     settleWhenComplete();
                 }
             }
-            case "stream" -> text(c.path("text").asText(""));
+            case "stream" -> out.text(c.path("text").asText(""));
             case "execute_result" -> display(c.path("data"), true);
             case "display_data", "update_display_data" -> display(c.path("data"), false);
             case "error" -> {
@@ -182,9 +168,8 @@ final class Cell {
         for (Iterator<Map.Entry<String, JsonNode>> it = data.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String mime = e.getKey();
-            String ext = EXTENSIONS.get(mime);
-            boolean picture = mime.startsWith("image/") || mime.equals("application/pdf");
-            if (ext == null || isValue && !picture) {
+            String ext = CellOutput.savedExtension(mime, isValue);
+            if (ext == null) {
                 continue;
             }
             byte[] bytes = decode(mime, e.getValue());
@@ -194,21 +179,13 @@ final class Cell {
             try {
                 String path = rich.save(ext, bytes);
                 saved.add(path);
-                files.add(path + " (" + mime + ", " + bytes.length + " bytes)");
+                files.add(CellOutput.savedLine(path, mime, bytes.length));
             } catch (CodeExecException ex) {
                 // out/ replaced by a link out of the workspace, say: the cell's other output still counts.
                 block("[a display (" + mime + ") could not be saved: " + ex.getMessage() + "]");
             }
         }
-        String plain = joined(data.path("text/plain"));
-        if (isValue || files.isEmpty()) {
-            if (plain != null) {
-                block(plain);
-            }
-        }
-        for (String f : files) {
-            block("[display saved as " + f + "]");
-        }
+        out.display(joined(data.path("text/plain")), isValue, files);
     }
 
     /** The bytes of one form: base64 for binary types, UTF-8 for text, the JSON itself for JSON. Null if broken. */
@@ -221,18 +198,7 @@ final class Cell {
             }
         }
         String text = joined(value);
-        if (text == null) {
-            return null;
-        }
-        if (mime.equals("image/svg+xml") || mime.startsWith("text/")) {
-            return text.getBytes(StandardCharsets.UTF_8);
-        }
-        try {
-            // The MIME decoder skips line breaks, which some kernels put into long base64 strings.
-            return Base64.getMimeDecoder().decode(text);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
+        return text == null ? null : CellOutput.formBytes(mime, text);
     }
 
     /** A string, or a list of strings joined (the multi-line form), or null. */
@@ -248,24 +214,12 @@ final class Cell {
         return null;
     }
 
-    private void text(String s) {
-        if (s.isEmpty()) {
-            return;
-        }
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.write(b, 0, b.length);
-        atLineStart = s.endsWith("\n");
-    }
-
     /** Text on lines of its own. */
     private void block(String s) {
-        if (!atLineStart) {
-            text("\n");
-        }
-        text(s.endsWith("\n") ? s : s + "\n");
+        out.block(s);
     }
 
     static String stripAnsi(String s) {
-        return ANSI.matcher(s).replaceAll("");
+        return CellOutput.stripAnsi(s);
     }
 }

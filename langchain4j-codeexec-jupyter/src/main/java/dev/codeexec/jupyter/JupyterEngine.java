@@ -1,18 +1,12 @@
 package dev.codeexec.jupyter;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionInput;
-import dev.codeexec.CodeExecutionResult;
-import dev.codeexec.CodeLanguage;
 import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.BlockPrograms;
 import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.CodeExecException;
-import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
-import dev.codeexec.engine.OutputManifest;
-import dev.codeexec.engine.OutputSpec;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
@@ -23,8 +17,8 @@ import dev.codeexec.spi.host.HostRunPlace;
 import dev.codeexec.spi.host.HostRuns;
 import dev.codeexec.spi.host.LauncherThreads;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
-import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.InterpreterEngine;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.FileTrees;
@@ -92,7 +86,7 @@ import org.zeromq.ZContext;
  * ({@link KernelSlot}); different workspaces run in parallel. The lock order is: the slot table (a concurrent map,
  * never held while waiting), then one slot's lock; no lock is held across two workspaces.
  */
-public final class JupyterEngine extends AbstractEngine {
+public final class JupyterEngine extends InterpreterEngine {
 
     private static final Logger LOG = LoggerFactory.getLogger(JupyterEngine.class);
 
@@ -133,8 +127,6 @@ public final class JupyterEngine extends AbstractEngine {
     private final Map<String, KernelSlot> slots = new ConcurrentHashMap<>();
     private final DisplayFiles displays;
     private final AtomicInteger kernelCount = new AtomicInteger();
-    /** This engine without its kernel, for blocks that run as scripts. */
-    private final Engine scripts = new ScriptsView(this);
     private final KernelTimings timings;
     private final KernelCommand command;
     private final Object lazyLock = new Object();
@@ -198,54 +190,22 @@ public final class JupyterEngine extends AbstractEngine {
     }
 
     /**
-     * Runs the blocks in order, stopping at the first that fails: python blocks ({@code python}, {@code py},
-     * {@code python3}) as cells in the workspace's kernel, others as scripts (the default of {@link Engine}). The
-     * output files are everything under {@code out/}, rich outputs of the cells included. The timeout applies to each
-     * block; starting the kernel is bounded separately ({@linkplain Builder#kernelStartTimeout}).
-     *
-     * @throws InvalidSpecException        for a block in a language this engine does not run (nothing runs then)
-     * @throws BackendUnavailableException when no kernel can be started
+     * The workspace's kernel, for {@link #executeCode(Workspace, CodeExecutionInput)}: it starts with the first python
+     * cell, bounded by {@linkplain Builder#kernelStartTimeout its own timeout}
+     * ({@link BackendUnavailableException} when none can be started); rich outputs are saved under {@code out/}.
      */
     @Override
-    public CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
-        requireOpen();
-        for (CodeBlock b : input.codeBlocks()) {
-            if (CodeLanguage.forTag(b.language()).isEmpty()) {
-                throw new InvalidSpecException("unsupported language '" + b.language() + "'; this engine runs python "
-                        + "(python, py, python3) in a Jupyter kernel and bash (bash, sh, shell) as scripts");
-            }
-        }
+    protected CellRunner cells(Workspace ws) {
         fs.resolver(ws); // the workspace must still be there
-        Duration timeout = input.timeout() != null ? input.timeout()
-                : Duration.ofSeconds(RunProgramSpec.DEFAULT_TIMEOUT_SECONDS);
-        int cap = outputCap(RunProgramSpec.builder("python3").build());
-        StringBuilder output = new StringBuilder();
-        int exitCode = 0;
-        boolean timedOut = false;
-        boolean truncated = false;
-        for (CodeBlock b : input.codeBlocks()) {
-            if (CodeLanguage.forTag(b.language()).orElseThrow() == CodeLanguage.PYTHON) {
-                KernelSlot slot = slot(ws);
-                KernelSlot.Outcome o = slot.run(b.code(), timeout, cap, () -> displays.of(ws));
-                append(output, o.text());
-                exitCode = o.exitCode();
-                timedOut = o.timedOut();
-                truncated |= o.truncated();
-            } else {
-                CodeExecutionResult r = scripts.executeCode(ws, new CodeExecutionInput(List.of(b),
-                        input.executionId(), input.timeout()));
-                append(output, r.output());
-                exitCode = r.exitCode();
-                timedOut = r.timedOut();
-                truncated |= r.truncated();
-            }
-            if (exitCode != 0 || timedOut) {
-                break;
-            }
-        }
-        OutputManifest files = fs.collectOutputs(ws, OutputSpec.DEFAULT);
-        return new CodeExecutionResult(output.toString(), files.files(), exitCode, timedOut,
-                truncated || files.anyLimitHit());
+        return (code, timeout, cap) -> {
+            KernelSlot.Outcome o = slot(ws).run(code, timeout, cap, () -> displays.of(ws));
+            return new BlockPrograms.Outcome(o.text(), o.exitCode(), o.timedOut(), o.truncated());
+        };
+    }
+
+    @Override
+    protected String interpreterName() {
+        return "a Jupyter kernel";
     }
 
     /**
@@ -371,16 +331,6 @@ public final class JupyterEngine extends AbstractEngine {
     /** The kernel's argv template: the configured command, or the located Python's ipykernel launcher. */
     private List<String> kernelArgv() {
         return command.argv(() -> environment().forInterpreter(Map.of()));
-    }
-
-    private static void append(StringBuilder sb, String text) {
-        if (text.isEmpty()) {
-            return;
-        }
-        if (sb.length() > 0 && sb.charAt(sb.length() - 1) != '\n') {
-            sb.append('\n');
-        }
-        sb.append(text);
     }
 
     /** The host workspaces, whose removal also stops the workspace's kernel. */

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.jupyter.JupyterMessage.Channel;
 import java.io.IOException;
-import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,7 +26,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
@@ -40,17 +38,17 @@ import org.zeromq.ZMQ;
  * <h2>Thread roles</h2>
  * <ul>
  *   <li><b>The socket reader</b> ({@code codeexec-jupyter-io-<kernel>}), one per kernel, is the only thread that
- *       touches this kernel's jeromq sockets and its {@link WireCodec}: jeromq sockets are not thread-safe, and
- *       callers' threads may be interrupted at any point, which jeromq's NIO plumbing is not meant for. It connects the
- *       sockets, polls them, signs and sends what callers queued, receives, verifies and routes, and sends the
- *       heartbeats. It <em>never runs caller code</em>: routing is an {@code offer} to the request's unbounded queue,
- *       and the one callback it makes, {@code onHeartbeatDeath}, is the kernel's own non-blocking tree kill. It waits
- *       in a {@link Selector} of its own over the sockets' {@code ZMQ_FD} channels (and, after each wake-up, asks
- *       every socket for its events, as the {@code ZMQ_FD} contract requires), not in jeromq's {@code Poller}:
- *       that one reports a raw channel's stale ready set as ready on every call. jeromq leaves a socket's
+ *       touches this kernel's jeromq sockets and its {@link WireCodec} ({@link KernelSockets}): jeromq sockets are not
+ *       thread-safe, and callers' threads may be interrupted at any point, which jeromq's NIO plumbing is not meant
+ *       for. It connects the sockets, polls them, signs and sends what callers queued, receives, verifies and routes,
+ *       and sends the heartbeats. It <em>never runs caller code</em>: routing is an {@code offer} to the request's
+ *       unbounded queue, and the one callback it makes, {@code onHeartbeatDeath}, is the kernel's own non-blocking tree
+ *       kill. It waits in a {@link Selector} of its own over the sockets' {@code ZMQ_FD} channels (and, after each
+ *       wake-up, asks every socket for its events, as the {@code ZMQ_FD} contract requires), not in jeromq's
+ *       {@code Poller}: that one reports a raw channel's stale ready set as ready on every call. jeromq leaves a socket's
  *       {@code ZMQ_FD} readable for up to its command delay (3 ms) after traffic although nothing is to be read; a
- *       wake-up that finds no work therefore backs off for {@value #SPURIOUS_BACKOFF_MICROS} µs before the next
- *       wait, instead of spinning on two cores shared with the kernel.</li>
+ *       wake-up that finds no work therefore backs off for {@value #SPURIOUS_BACKOFF_MICROS} µs before the next wait,
+ *       instead of spinning on two cores shared with the kernel.</li>
  *   <li><b>Callers</b> (any thread) build messages, put them in the outbox, wake the reader and wait on their
  *       {@link KernelRequest}'s queue. They never touch a socket. The wake-up is {@link Selector#wakeup()} (thread-safe,
  *       never lost: it also ends the next wait, and unaffected by an interrupt of the caller, which would close an
@@ -106,6 +104,11 @@ final class KernelClient implements AutoCloseable {
     private volatile long rounds;
     /** Rounds that found no work and backed off. Written by the reader only. */
     private volatile long idleRounds;
+    /** When the next heartbeat ping is due, and when the last echo came (System.nanoTime). Reader only. */
+    private long nextPing;
+    private long lastEcho;
+    /** Whether the heartbeat was on in the previous round: its clock starts when it is turned on. Reader only. */
+    private boolean heartbeatWasOn;
 
     /** A message queued by a caller, signed and sent by the reader. */
     private record Outgoing(Channel channel, byte[] header, byte[] parent, byte[] content) {
@@ -276,118 +279,130 @@ final class KernelClient implements AutoCloseable {
     // ---- the socket reader: everything below runs on it only ----
 
     private void readLoop() {
-        WireCodec codec = new WireCodec(info.key());
-        List<ZMQ.Socket> sockets = new ArrayList<>();
+        List<ZMQ.Socket> all = new ArrayList<>();
         try {
-            ZMQ.Socket shell = socket(sockets, SocketType.DEALER);
-            ZMQ.Socket control = socket(sockets, SocketType.DEALER);
-            ZMQ.Socket stdin = socket(sockets, SocketType.DEALER);
-            ZMQ.Socket iopub = socket(sockets, SocketType.SUB);
-            ZMQ.Socket hb = socket(sockets, SocketType.REQ);
-            // The kernel sends input_request to the identity that sent the execute_request: stdin must share it.
-            shell.setIdentity(identity);
-            stdin.setIdentity(identity);
-            // A full receive queue would drop IOPub messages, among them the idle status that completes a cell;
-            // this reader drains at wire speed and bounds what it keeps per request.
-            iopub.setRcvHWM(0);
-            iopub.subscribe(new byte[0]);
-            // A missed echo must not wedge the REQ state machine: relaxed, with replies matched to their request.
-            hb.setReqRelaxed(true);
-            hb.setReqCorrelate(true);
-            iopub.connect(info.iopubAddress());
-            shell.connect(info.shellAddress());
-            control.connect(info.controlAddress());
-            stdin.connect(info.stdinAddress());
-            hb.connect(info.hbAddress());
-            for (ZMQ.Socket s : sockets) {
-                // ZMQ_FD: readable when the socket has news; its events tell what (it may have news without it).
-                s.getFD().register(selector, SelectionKey.OP_READ);
-            }
+            KernelSockets sockets = KernelSockets.connect(zmq, info, identity, selector, all);
             connected.countDown();
-
-            long now = System.nanoTime();
-            long nextPing = now;
-            long lastEcho = now;
-            boolean heartbeatWasOn = false;
-            int more = 0;
-            while (!stopping) {
-                int ready;
-                if (more > 0) {
-                    ready = selector.selectNow(); // a socket had a full burst: do not wait before the next
-                } else {
-                    long waitMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextPing - System.nanoTime()),
-                            1000));
-                    ready = selector.select(waitMillis);
-                }
-                selector.selectedKeys().clear();
-                rounds++;
-                boolean woken = wakePending.getAndSet(false);
-                int work = 0;
-                for (Outgoing o; (o = outbox.poll()) != null; work++) {
-                    ZMQ.Socket s = o.channel == Channel.CONTROL ? control : o.channel == Channel.STDIN ? stdin : shell;
-                    sendFrames(s, codec.encode(o.header, o.parent, EMPTY_DICT, o.content));
-                }
-                burstLeft = 0;
-                work += received(drain(iopub, Channel.IOPUB, codec, stdin));
-                work += received(drain(shell, Channel.SHELL, codec, stdin));
-                work += received(drain(control, Channel.CONTROL, codec, stdin));
-                work += received(drain(stdin, Channel.STDIN, codec, stdin));
-                more = burstLeft;
-                now = System.nanoTime();
-                // One receive per ping: a REQ socket refuses a second receive before the next send.
-                if ((hb.getEvents() & ZMQ.Poller.POLLIN) != 0 && hb.recv(ZMQ.DONTWAIT) != null) {
-                    lastEcho = now;
-                    work++;
-                }
-                if (ready > 0 && work == 0 && !woken) {
-                    idleRounds++;
-                    LockSupport.parkNanos(SPURIOUS_BACKOFF_MICROS * 1000L);
-                }
-                boolean on = heartbeatOn;
-                if (on && !heartbeatWasOn) {
-                    lastEcho = now; // the clock starts when the kernel was found ready
-                }
-                heartbeatWasOn = on;
-                if (now - nextPing >= 0) {
-                    hb.send(PING, ZMQ.DONTWAIT);
-                    nextPing = now + hbIntervalNanos;
-                }
-                if (on && now - lastEcho > hbTimeoutNanos) {
-                    // The reason first (the kill makes the process exit, which must not become the reason), then the
-                    // kill, then the waiters: when they wake, the kernel is on its way out.
-                    if (deathReason.compareAndSet(null, "the kernel stopped answering heartbeats for "
-                            + TimeUnit.NANOSECONDS.toMillis(now - lastEcho) / 1000.0 + " s")) {
-                        onHeartbeatDeath.run();
-                    }
-                    markDead(deathReason.get());
-                }
-            }
+            pollUntilStopped(sockets);
         } catch (RuntimeException | IOException e) {
-            if (!stopping) {
-                RuntimeException failure = e instanceof RuntimeException re ? re
-                        : new IllegalStateException("kernel client I/O failed", e);
-                readerFailure = failure;
-                LOG.error("kernel {}: the socket reader failed", name, e);
-                markDead("the connection to the kernel failed (" + e.getClass().getSimpleName() + ")");
-            }
+            readerFailed(e);
         } finally {
             connected.countDown();
             closeSelector();
-            for (ZMQ.Socket s : sockets) {
-                try {
-                    zmq.destroySocket(s);
-                } catch (RuntimeException e) {
-                    LOG.debug("kernel {}: closing a socket failed", name, e);
-                }
-            }
+            destroy(all);
         }
     }
 
-    private ZMQ.Socket socket(List<ZMQ.Socket> sockets, SocketType type) {
-        ZMQ.Socket s = zmq.createSocket(type);
-        s.setLinger(0); // close() must not wait for unsent messages to a kernel that may be gone
-        sockets.add(s);
-        return s;
+    /** The reader's rounds: wait, send what callers queued, receive, then the heartbeat; until the client stops. */
+    private void pollUntilStopped(KernelSockets s) throws IOException {
+        long now = System.nanoTime();
+        nextPing = now;
+        lastEcho = now;
+        heartbeatWasOn = false;
+        int more = 0;
+        while (!stopping) {
+            int ready = waitForNews(more);
+            rounds++;
+            boolean woken = wakePending.getAndSet(false);
+            int work = sendQueued(s);
+            work += receiveAll(s);
+            more = burstLeft;
+            now = System.nanoTime();
+            work += receiveEcho(s.hb(), now);
+            if (ready > 0 && work == 0 && !woken) {
+                idleRounds++;
+                LockSupport.parkNanos(SPURIOUS_BACKOFF_MICROS * 1000L);
+            }
+            heartbeat(s.hb(), now);
+        }
+    }
+
+    /**
+     * Waits until a socket has news, a caller wakes the reader or the next ping is due (at most a second); does not
+     * wait when a socket had a full burst ({@code more} above 0). Returns how many channels were ready.
+     */
+    private int waitForNews(int more) throws IOException {
+        int ready;
+        if (more > 0) {
+            ready = selector.selectNow(); // a socket had a full burst: do not wait before the next
+        } else {
+            long waitMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextPing - System.nanoTime()), 1000));
+            ready = selector.select(waitMillis);
+        }
+        selector.selectedKeys().clear();
+        return ready;
+    }
+
+    /** Signs and sends every message callers queued; returns how many. */
+    private int sendQueued(KernelSockets s) {
+        int n = 0;
+        for (Outgoing o; (o = outbox.poll()) != null; n++) {
+            sendFrames(s.outbound(o.channel), s.codec().encode(o.header, o.parent, EMPTY_DICT, o.content));
+        }
+        return n;
+    }
+
+    /** Receives from the four message sockets, a burst at most each; counts those that stopped at a full burst. */
+    private int receiveAll(KernelSockets s) {
+        burstLeft = 0;
+        int n = received(drain(s.iopub(), Channel.IOPUB, s));
+        n += received(drain(s.shell(), Channel.SHELL, s));
+        n += received(drain(s.control(), Channel.CONTROL, s));
+        n += received(drain(s.stdin(), Channel.STDIN, s));
+        return n;
+    }
+
+    /** Takes a heartbeat echo, if one came; returns 1 if it did. */
+    private int receiveEcho(ZMQ.Socket hb, long now) {
+        // One receive per ping: a REQ socket refuses a second receive before the next send.
+        if ((hb.getEvents() & ZMQ.Poller.POLLIN) != 0 && hb.recv(ZMQ.DONTWAIT) != null) {
+            lastEcho = now;
+            return 1;
+        }
+        return 0;
+    }
+
+    /** Pings when one is due; once the heartbeat is on, an echo missing for the timeout declares the kernel dead. */
+    private void heartbeat(ZMQ.Socket hb, long now) {
+        boolean on = heartbeatOn;
+        if (on && !heartbeatWasOn) {
+            lastEcho = now; // the clock starts when the kernel was found ready
+        }
+        heartbeatWasOn = on;
+        if (now - nextPing >= 0) {
+            hb.send(PING, ZMQ.DONTWAIT);
+            nextPing = now + hbIntervalNanos;
+        }
+        if (on && now - lastEcho > hbTimeoutNanos) {
+            // The reason first (the kill makes the process exit, which must not become the reason), then the
+            // kill, then the waiters: when they wake, the kernel is on its way out.
+            if (deathReason.compareAndSet(null, "the kernel stopped answering heartbeats for "
+                    + TimeUnit.NANOSECONDS.toMillis(now - lastEcho) / 1000.0 + " s")) {
+                onHeartbeatDeath.run();
+            }
+            markDead(deathReason.get());
+        }
+    }
+
+    /** The reader failed: unless the client was stopping anyway, the failure is kept and the kernel marked dead. */
+    private void readerFailed(Exception e) {
+        if (!stopping) {
+            RuntimeException failure = e instanceof RuntimeException re ? re
+                    : new IllegalStateException("kernel client I/O failed", e);
+            readerFailure = failure;
+            LOG.error("kernel {}: the socket reader failed", name, e);
+            markDead("the connection to the kernel failed (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    private void destroy(List<ZMQ.Socket> sockets) {
+        for (ZMQ.Socket s : sockets) {
+            try {
+                zmq.destroySocket(s);
+            } catch (RuntimeException e) {
+                LOG.debug("kernel {}: closing a socket failed", name, e);
+            }
+        }
     }
 
     private static void sendFrames(ZMQ.Socket s, List<byte[]> frames) {
@@ -405,7 +420,8 @@ final class KernelClient implements AutoCloseable {
     }
 
     /** Receives what {@code s} has, up to a burst; returns how many messages (dropped ones included). */
-    private int drain(ZMQ.Socket s, Channel channel, WireCodec codec, ZMQ.Socket stdin) {
+    private int drain(ZMQ.Socket s, Channel channel, KernelSockets sockets) {
+        WireCodec codec = sockets.codec();
         int n = 0;
         for (; n < BURST; n++) {
             if ((s.getEvents() & ZMQ.Poller.POLLIN) == 0) {
@@ -445,8 +461,8 @@ final class KernelClient implements AutoCloseable {
             if (channel == Channel.STDIN && m.msgType().equals("input_request")) {
                 // Requests are sent with allow_stdin false, so a kernel should never ask. If one does, an empty
                 // answer lets the cell go on instead of blocking until its timeout.
-                sendFrames(stdin, codec.encode(header(UUID.randomUUID().toString(), "input_reply"), d.header(),
-                        EMPTY_DICT, "{\"value\":\"\"}".getBytes(StandardCharsets.UTF_8)));
+                sendFrames(sockets.stdin(), codec.encode(header(UUID.randomUUID().toString(), "input_reply"),
+                        d.header(), EMPTY_DICT, "{\"value\":\"\"}".getBytes(StandardCharsets.UTF_8)));
             }
             route(m);
         }

@@ -55,7 +55,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@link #close()}: idempotent; sessions, the code workspaces, then the backend's resources, every step run
  *       even when one fails (failures are thrown together, the first with the others suppressed).</li>
  * </ul>
- * Environments come from {@link RunEnvironment}, commands are found with {@link CommandLookup}.
+ * Environments come from {@link RunEnvironment}, commands are found with {@link CommandLookup}. An engine whose python
+ * blocks run as cells of a stateful interpreter extends {@link InterpreterEngine} instead.
  */
 public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSource {
 
