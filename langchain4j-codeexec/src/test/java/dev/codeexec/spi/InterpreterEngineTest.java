@@ -16,7 +16,7 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.internal.host.HostRuns;
+import dev.codeexec.spi.host.HostRuns;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.HostWorkspaceManager;
