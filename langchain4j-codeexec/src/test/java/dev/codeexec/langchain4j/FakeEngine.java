@@ -149,6 +149,18 @@ final class FakeEngine implements Engine {
             }
 
             @Override
+            public Optional<FileInfo> stat(Workspace ws, String path) {
+                failIfAsked();
+                String p = check(path);
+                byte[] b = filesOf(ws).get(p);
+                if (b != null) {
+                    return Optional.of(new FileInfo(p, b.length, false));
+                }
+                boolean dir = p.isEmpty() || filesOf(ws).keySet().stream().anyMatch(f -> f.startsWith(p + "/"));
+                return dir ? Optional.of(new FileInfo(p.isEmpty() ? "." : p, 0, true)) : Optional.empty();
+            }
+
+            @Override
             public List<FileInfo> list(Workspace ws, String globOrDir) {
                 failIfAsked();
                 String p = check(globOrDir);

@@ -62,8 +62,14 @@ final class LinkWalk {
     private record Followed(String path, EntryType type) {
     }
 
-    /** Follows a link (whose parents hold no links) to a real, existing entry inside the workspace. */
-    private Followed follow(RemoteEntry link, String asked) {
+    /**
+     * The entry at {@code rel} (whose parents hold no links) with a link followed to a real, existing entry inside
+     * the workspace; an entry that is not a link is itself.
+     */
+    private Followed follow(String rel, RemoteEntry link, String asked) {
+        if (link.type() != EntryType.LINK) {
+            return new Followed(rel, link.type());
+        }
         String target = files.inside(link.linkTarget());
         if (link.linkTarget() != null && target == null) {
             throw new PathEscapeException("path '" + asked + "' leads outside the workspace through a link");
@@ -90,6 +96,16 @@ final class LinkWalk {
      * components, and what lies below a file, are kept as given.
      */
     String resolveFrom(String rel, String asked, boolean last) {
+        return components(rel, asked, last, false);
+    }
+
+    /** Creates the missing directories of the checked {@code rel}; returns the resolved directory. */
+    String ensureDir(String rel, String asked) {
+        return components(rel, asked, true, true);
+    }
+
+    /** The walk of {@link #resolveFrom} and {@link #ensureDir}: with {@code create}, every component is a directory. */
+    private String components(String rel, String asked, boolean followLast, boolean create) {
         if (rel.equals(".")) {
             return ".";
         }
@@ -98,35 +114,49 @@ final class LinkWalk {
         for (int i = 0; i < segs.length; i++) {
             String next = join(cur, segs[i]);
             boolean isLast = i == segs.length - 1;
-            if (isLast && !last) {
+            if (isLast && !followLast) {
                 return next;
             }
-            if (!isLast && dirs.contains(next)) {
+            if ((create || !isLast) && dirs.contains(next)) {
                 cur = next;
                 continue;
             }
             Optional<RemoteEntry> s = files.lstat(next);
             if (s.isEmpty()) {
-                if (!isLast && cur.equals(".")) {
-                    requireRoot(); // a first component missing may mean the whole workspace is gone
+                if (cur.equals(".") && (create || !isLast)) {
+                    // A first component missing may mean the whole workspace is gone; never recreate it.
+                    requireRoot();
                 }
-                return rest(next, segs, i + 1);
+                return create ? make(cur, segs, i, asked) : rest(next, segs, i + 1);
             }
-            EntryType type = s.get().type();
-            if (type == EntryType.LINK) {
-                Followed f = follow(s.get(), asked);
-                next = f.path();
-                type = f.type();
-            }
-            if (type == EntryType.DIRECTORY) {
-                dirs.add(next);
+            Followed f = follow(next, s.get(), asked);
+            if (f.type() == EntryType.DIRECTORY) {
+                dirs.add(f.path());
+            } else if (create) {
+                throw new InvalidSpecException("'" + asked + "': a component is not a directory");
             } else if (!isLast) {
                 // Nothing exists below a file: keep the rest as given (every lookup of it finds nothing).
-                return rest(next, segs, i + 1);
+                return rest(f.path(), segs, i + 1);
             }
-            cur = next;
+            cur = f.path();
         }
         return cur;
+    }
+
+    /** Creates {@code segs[from..]} under the real directory {@code dir}; returns the last one. */
+    private String make(String dir, String[] segs, int from, String asked) {
+        List<String> names = new ArrayList<>();
+        String name = segs[from];
+        names.add(name);
+        for (int j = from + 1; j < segs.length; j++) {
+            name = name + "/" + segs[j];
+            names.add(name);
+        }
+        files.makeDirs(dir, names, asked);
+        for (String n : names) {
+            dirs.add(join(dir, n));
+        }
+        return join(dir, name);
     }
 
     /** True when the resolved {@code dir} is a real directory (known, or looked at now). */
@@ -139,51 +169,5 @@ final class LinkWalk {
             return true;
         }
         return false;
-    }
-
-    /** Creates the missing directories of the checked {@code rel}; returns the resolved directory. */
-    String ensureDir(String rel, String asked) {
-        if (rel.equals(".")) {
-            return ".";
-        }
-        String[] segs = rel.split("/");
-        String cur = ".";
-        for (int i = 0; i < segs.length; i++) {
-            String next = join(cur, segs[i]);
-            if (dirs.contains(next)) {
-                cur = next;
-                continue;
-            }
-            Optional<RemoteEntry> s = files.lstat(next);
-            if (s.isEmpty()) {
-                if (cur.equals(".")) {
-                    requireRoot(); // never recreate a workspace that was removed
-                }
-                List<String> names = new ArrayList<>();
-                String name = segs[i];
-                names.add(name);
-                for (int j = i + 1; j < segs.length; j++) {
-                    name = name + "/" + segs[j];
-                    names.add(name);
-                }
-                files.makeDirs(cur, names, asked);
-                for (String n : names) {
-                    dirs.add(join(cur, n));
-                }
-                return join(cur, name);
-            }
-            EntryType type = s.get().type();
-            if (type == EntryType.LINK) {
-                Followed f = follow(s.get(), asked);
-                next = f.path();
-                type = f.type();
-            }
-            if (type != EntryType.DIRECTORY) {
-                throw new InvalidSpecException("'" + asked + "': a component is not a directory");
-            }
-            dirs.add(next);
-            cur = next;
-        }
-        return cur;
     }
 }
