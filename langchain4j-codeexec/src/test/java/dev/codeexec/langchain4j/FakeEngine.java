@@ -156,7 +156,9 @@ final class FakeEngine implements Engine {
                 if (b != null) {
                     return Optional.of(new FileInfo(p, b.length, false));
                 }
-                boolean dir = p.isEmpty() || filesOf(ws).keySet().stream().anyMatch(f -> f.startsWith(p + "/"));
+                Map<String, List<FileInfo>> shared = sharedListings;
+                boolean dir = p.isEmpty() || shared != null && shared.containsKey(p)
+                        || filesOf(ws).keySet().stream().anyMatch(f -> f.startsWith(p + "/"));
                 return dir ? Optional.of(new FileInfo(p.isEmpty() ? "." : p, 0, true)) : Optional.empty();
             }
 
