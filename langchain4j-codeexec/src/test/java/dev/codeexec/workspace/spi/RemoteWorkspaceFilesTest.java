@@ -21,7 +21,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The path rules and the link-resolving walk of {@link RemoteWorkspaceFiles}, against an in-memory remote side whose
  * links are evaluated the way Docker and envd report them (the whole chain, to an absolute path, or nothing for a
- * loop). The remote side has a workspace at {@code /ws} and a secret at {@code /etc/secret} outside it.
+ * loop). Like a real one, the remote side follows links among the parents of every path it is given, so a path the
+ * base let through unchecked would reach outside. It has a workspace at {@code /ws} and a secret at
+ * {@code /etc/secret} outside it.
  */
 class RemoteWorkspaceFilesTest {
 
@@ -268,15 +270,23 @@ class RemoteWorkspaceFilesTest {
             this.remote = remote;
         }
 
+        /** Where the remote side finds {@code rel}: links among its parents followed, the last component not. */
+        private String real(String rel) {
+            String a = abs(rel);
+            int slash = a.lastIndexOf('/');
+            String parent = slash == 0 ? "" : remote.evaluate(a.substring(0, slash), 0);
+            return (parent == null ? "/nowhere" : parent) + a.substring(slash);
+        }
+
         @Override
         protected Optional<RemoteEntry> lstat(String rel) {
-            Remote.Node n = remote.nodes.get(abs(rel));
+            Remote.Node n = remote.nodes.get(real(rel));
             if (n == null) {
                 return Optional.empty();
             }
             if (n.type() == EntryType.LINK) {
-                String target = remote.unevaluated.containsKey(abs(rel)) ? remote.unevaluated.get(abs(rel))
-                        : remote.evaluate(abs(rel), 0);
+                String target = remote.unevaluated.containsKey(real(rel)) ? remote.unevaluated.get(real(rel))
+                        : remote.evaluate(real(rel), 0);
                 return Optional.of(new RemoteEntry(EntryType.LINK, 0, 0777, Instant.EPOCH, target, null));
             }
             return Optional.of(RemoteEntry.of(n.type(), n.content() == null ? 0 : n.content().length, 0644,
@@ -285,7 +295,7 @@ class RemoteWorkspaceFilesTest {
 
         @Override
         protected void list(String dir, ListVisitor visitor) {
-            String prefix = abs(dir) + "/";
+            String prefix = real(dir) + "/";
             for (Map.Entry<String, Remote.Node> e : new TreeMap<>(remote.nodes).entrySet()) {
                 if (e.getKey().startsWith(prefix)) {
                     Remote.Node n = e.getValue();
@@ -299,14 +309,14 @@ class RemoteWorkspaceFilesTest {
 
         @Override
         protected FileWindow readFile(String path, long offset, int maxBytes) {
-            byte[] c = remote.nodes.get(abs(regularFile(path))).content();
+            byte[] c = remote.nodes.get(real(regularFile(path))).content();
             int from = (int) Math.min(offset, c.length);
             return new FileWindow(Arrays.copyOfRange(c, from, Math.min(c.length, from + maxBytes)), c.length);
         }
 
         @Override
         protected boolean exportFile(String path, ExportVisitor visitor) {
-            byte[] c = remote.nodes.get(abs(regularFile(path))).content();
+            byte[] c = remote.nodes.get(real(regularFile(path))).content();
             try {
                 return visitor.file(path, c.length, new java.io.ByteArrayInputStream(c));
             } catch (java.io.IOException e) {
@@ -317,24 +327,24 @@ class RemoteWorkspaceFilesTest {
         @Override
         protected void makeDirs(String dir, List<String> names, String asked) {
             for (String n : names) {
-                remote.dir(abs(RelativePaths.join(dir, n)));
+                remote.dir(real(RelativePaths.join(dir, n)));
             }
         }
 
         @Override
         protected void writeFiles(List<WriteTarget> targets) {
             for (WriteTarget t : targets) {
-                Remote.Node n = remote.nodes.get(abs(t.target()));
+                Remote.Node n = remote.nodes.get(real(t.target()));
                 if (n != null && n.type() == EntryType.DIRECTORY) {
                     throw new InvalidSpecException("'" + t.file().path() + "' is a directory");
                 }
-                remote.nodes.put(abs(t.target()), new Remote.Node(EntryType.FILE, t.file().content(), null));
+                remote.nodes.put(real(t.target()), new Remote.Node(EntryType.FILE, t.file().content(), null));
             }
         }
 
         @Override
         protected void remove(String target, String asked) {
-            String a = abs(target);
+            String a = real(target);
             remote.nodes.keySet().removeIf(k -> k.equals(a) || k.startsWith(a + "/"));
         }
 
