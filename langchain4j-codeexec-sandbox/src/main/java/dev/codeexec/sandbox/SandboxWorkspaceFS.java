@@ -22,6 +22,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -164,6 +165,11 @@ final class SandboxWorkspaceFS implements WorkspaceFS, EngineFileImport {
     @Override
     public FileRef readFile(Workspace ws, String path, long offset, int maxBytes) {
         return gates.exclusive(ws, () -> delegate.readFile(ws, path, offset, maxBytes));
+    }
+
+    @Override
+    public Optional<FileInfo> stat(Workspace ws, String path) {
+        return gates.exclusive(ws, () -> delegate.stat(ws, path));
     }
 
     @Override

@@ -268,6 +268,30 @@ public abstract class EngineContractTest {
     }
 
     @Test
+    void should_stat_files_directories_and_missing_paths() {
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/s/a.txt", "abc")));
+        assertThat(engine.fs().stat(ws, "work/s/a.txt")).contains(new FileInfo("work/s/a.txt", 3, false));
+        assertThat(engine.fs().stat(ws, "work/s")).contains(new FileInfo("work/s", 0, true));
+        assertThat(engine.fs().stat(ws, "work/s/missing")).isEmpty();
+        assertThat(engine.fs().stat(ws, "work/s/a.txt/below")).isEmpty();
+        assertThat(engine.fs().stat(ws, "nothing/here")).isEmpty();
+        assertThatThrownBy(() -> engine.fs().stat(ws, "work/../../etc/passwd"))
+                .isInstanceOf(PathEscapeException.class);
+    }
+
+    @Test
+    void should_refuse_stat_through_link_out_of_workspace() {
+        RunResult r = run("mkdir -p work && echo ok > work/ok.txt && ln -s /etc/passwd out/link && ln -s /etc out/etc"
+                + " && ln -s ../work out/inside");
+        assertThat(r.exitCode()).isZero();
+        assertThatThrownBy(() -> engine.fs().stat(ws, "out/link")).isInstanceOf(PathEscapeException.class);
+        assertThatThrownBy(() -> engine.fs().stat(ws, "out/etc/passwd")).isInstanceOf(PathEscapeException.class);
+        // Positive control: a link that stays inside the workspace is followed.
+        assertThat(engine.fs().stat(ws, "out/inside/ok.txt")).contains(new FileInfo("out/inside/ok.txt", 3, false));
+        assertThat(engine.fs().stat(ws, "out/inside")).map(FileInfo::directory).contains(true);
+    }
+
+    @Test
     void should_round_trip_binary_files() {
         byte[] all = new byte[256];
         for (int i = 0; i < all.length; i++) {

@@ -59,15 +59,27 @@ final class ListingChangeTracker implements FileChangeTracker {
     }
 
     /** The files below the folders with their sizes, or null when they hold more than {@link #LIMIT} entries. */
+    /** True when something is at {@code folder}; a folder that leads outside the workspace holds nothing to follow. */
+    private boolean exists(String folder) {
+        try {
+            return fs.stat(ws, folder).isPresent();
+        } catch (PathEscapeException e) {
+            return false;
+        }
+    }
+
     private Map<String, Long> look() {
         Map<String, Long> files = new HashMap<>();
         int entries = 0;
         for (String folder : folders) {
+            if (!exists(folder)) {
+                continue; // nothing in it
+            }
             FileListing l;
             try {
                 l = fs.list(ws, folder, ListOptions.maxEntries(LIMIT - entries + 1));
             } catch (InvalidSpecException e) {
-                continue; // the folder does not exist: nothing in it
+                continue; // removed since the stat: nothing in it
             }
             entries += l.entries().size();
             if (!l.complete() || entries > LIMIT) {

@@ -4,6 +4,7 @@ import dev.codeexec.FileRef;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Files in and out of a workspace. Every path is workspace-relative and checked by the one path resolver: absolute
@@ -64,6 +65,20 @@ public interface WorkspaceFS {
      * @throws InvalidSpecException when the file does not exist or is a directory
      */
     FileRef readFile(Workspace ws, String path, long offset, int maxBytes);
+
+    /**
+     * What is at one path, so that a caller can tell whether a file exists without catching an exception. Links
+     * inside the workspace are followed as by {@link #readFile} (at every component, the last included); a link that
+     * leads outside the workspace or does not resolve is refused, as a read is.
+     *
+     * @return the entry, its {@link FileInfo#path()} being the normalised {@code path}, {@link FileInfo#directory()}
+     *         true for a directory and {@link FileInfo#sizeBytes()} the size of a regular file (0 otherwise); empty
+     *         when nothing is there (also below a regular file), and when the workspace's access rules do not let
+     *         the path be read (a listing leaves such paths out too)
+     * @throws PathEscapeException when the path, or a link on the way, leads outside the workspace
+     * @throws CodeExecException   when the workspace cannot be read (gone, backend unavailable)
+     */
+    Optional<FileInfo> stat(Workspace ws, String path);
 
     /**
      * Lists entries matching a glob, or the entries of a directory (recursively) when {@code globOrDir} names one.

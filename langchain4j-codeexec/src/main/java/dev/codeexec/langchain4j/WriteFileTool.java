@@ -1,10 +1,6 @@
 package dev.codeexec.langchain4j;
 
-import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.FileInfo;
-import dev.codeexec.engine.InvalidSpecException;
-import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
@@ -45,9 +41,10 @@ final class WriteFileTool implements ToolHandler {
         byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
         return ToolWork.changing(ws -> {
             call.engine().fs().checkWritableByPrograms(ws, path); // the rules programs obey
-            byte[] existing = existing(call.engine(), ws, path, append);
+            boolean exists = isFile(call.engine(), ws, path);
             byte[] toWrite = bytes;
-            if (append && existing != null) {
+            if (append && exists) {
+                byte[] existing = content(call.engine(), ws, path);
                 toWrite = new byte[existing.length + bytes.length];
                 System.arraycopy(existing, 0, toWrite, 0, existing.length);
                 System.arraycopy(bytes, 0, toWrite, existing.length, bytes.length);
@@ -57,33 +54,20 @@ final class WriteFileTool implements ToolHandler {
             attrs.put("path", path);
             attrs.put("size_bytes", (long) toWrite.length);
             attrs.put("files_changed", List.of(path));
-            String what = existing == null ? "created" : append ? "appended " + bytes.length + " bytes to"
+            String what = !exists ? "created" : append ? "appended " + bytes.length + " bytes to"
                     : "overwrote";
             return ToolResult.ok(what + " " + path + " (now " + toWrite.length + " bytes)", attrs);
         });
     }
 
-    /** The file's bytes when appending to it, a marker when it exists, or null when it does not. */
-    private byte[] existing(Engine engine, Workspace ws, String path, boolean append) {
-        if (!append) {
-            try {
-                List<FileInfo> hit = engine.fs().list(ws, path);
-                return hit.stream().anyMatch(f -> f.path().equals(path) && !f.directory()) ? new byte[0] : null;
-            } catch (PathEscapeException e) {
-                throw e;
-            } catch (CodeExecException e) {
-                return null;
-            }
-        }
-        WholeFile f;
-        try {
-            f = WholeFile.read(engine, ws, path, settings.maxWriteBytes());
-        } catch (InvalidSpecException e) {
-            if (e instanceof PathEscapeException) {
-                throw e;
-            }
-            return null;
-        }
+    /** True when a file (not a directory) is at {@code path}; a link out of the workspace is refused. */
+    private static boolean isFile(Engine engine, Workspace ws, String path) {
+        return engine.fs().stat(ws, path).filter(f -> !f.directory()).isPresent();
+    }
+
+    /** The bytes of the file appended to, within the tool's write limit. */
+    private byte[] content(Engine engine, Workspace ws, String path) {
+        WholeFile f = WholeFile.read(engine, ws, path, settings.maxWriteBytes());
         if (f == null) {
             throw new ToolRefusal(ToolErrorKind.TOO_LARGE, "cannot append: " + path + " would exceed the limit of "
                     + settings.maxWriteBytes() + " bytes per file written by this tool. Nothing was changed; "

@@ -17,6 +17,7 @@ import dev.codeexec.engine.WorkspaceFS;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -92,6 +93,11 @@ public final class HostWorkspaceFS implements WorkspaceFS, EngineFileImport {
     @Override
     public FileRef readFile(Workspace ws, String path, long offset, int maxBytes) {
         return rules.readFile(ws, path, offset, maxBytes);
+    }
+
+    @Override
+    public Optional<FileInfo> stat(Workspace ws, String path) {
+        return rules.stat(ws, path);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ListOptions;
+import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import java.util.ArrayList;
@@ -138,13 +139,25 @@ public final class RunHistory {
         }
     }
 
+    /** True when {@code runs/} is a directory; one that leads outside the workspace is never trimmed. */
+    private static boolean hasRuns(WorkspaceFS fs, Workspace ws) {
+        try {
+            return fs.stat(ws, WorkspaceLayout.RUNS).filter(FileInfo::directory).isPresent();
+        } catch (PathEscapeException e) {
+            return false;
+        }
+    }
+
     /** Deletes the oldest run folders of {@code ws} beyond {@code keep}, except those in use; returns how many. */
     public int prune(WorkspaceFS fs, Workspace ws) {
+        if (!hasRuns(fs, ws)) {
+            return 0; // no runs/ (yet): nothing to trim
+        }
         FileListing l;
         try {
             l = fs.list(ws, WorkspaceLayout.RUNS, ListOptions.maxEntries(MAX_LOOKED_AT).withMaxDepth(1));
         } catch (InvalidSpecException e) {
-            return 0; // no runs/ (yet): nothing to trim
+            return 0; // removed since the stat: nothing to trim
         }
         List<String> folders = new ArrayList<>();
         for (FileInfo f : l.entries()) {

@@ -31,6 +31,7 @@ import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
@@ -120,16 +121,14 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
     public void putFiles(Workspace ws, List<PutFile> list) {
         WorkspaceFiles f = files.apply(ws);
         PathAccess a = access.apply(ws);
-        // Validate every path before writing any, so one bad path writes nothing.
+        // Validate every path (once) before writing any, so one bad path writes nothing.
+        List<PutFile> normalized = new ArrayList<>(list.size());
+        long bytes = 0;
         for (PutFile p : list) {
             String norm = PathResolver.normalize(p.path());
             requireWrite(a, norm);
             checkWritable(f, norm);
-        }
-        List<PutFile> normalized = new ArrayList<>(list.size());
-        long bytes = 0;
-        for (PutFile p : list) {
-            normalized.add(PutFile.of(PathResolver.normalize(p.path()), p.content(), p.mode()));
+            normalized.add(PutFile.of(norm, p.content(), p.mode()));
             bytes += p.content().length;
         }
         roomCheck.accept(ws, bytes);
@@ -257,6 +256,16 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
         byte[] content = w.content();
         boolean truncated = Math.min(offset, w.size()) + content.length < w.size();
         return new FileRef(norm, MimeTypes.guess(norm, content), content, w.size(), truncated, null);
+    }
+
+    @Override
+    public Optional<FileInfo> stat(Workspace ws, String path) {
+        WorkspaceFiles f = files.apply(ws);
+        String norm = PathResolver.normalize(path);
+        if (!access.apply(ws).canRead(norm)) {
+            return Optional.empty();
+        }
+        return f.stat(f.resolve(norm)).map(e -> new FileInfo(norm, e.isFile() ? e.size() : 0, e.isDirectory()));
     }
 
     @Override

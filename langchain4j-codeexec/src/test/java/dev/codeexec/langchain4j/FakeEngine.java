@@ -149,6 +149,20 @@ final class FakeEngine implements Engine {
             }
 
             @Override
+            public Optional<FileInfo> stat(Workspace ws, String path) {
+                failIfAsked();
+                String p = check(path);
+                byte[] b = filesOf(ws).get(p);
+                if (b != null) {
+                    return Optional.of(new FileInfo(p, b.length, false));
+                }
+                Map<String, List<FileInfo>> shared = sharedListings;
+                boolean dir = p.isEmpty() || shared != null && shared.containsKey(p)
+                        || filesOf(ws).keySet().stream().anyMatch(f -> f.startsWith(p + "/"));
+                return dir ? Optional.of(new FileInfo(p.isEmpty() ? "." : p, 0, true)) : Optional.empty();
+            }
+
+            @Override
             public List<FileInfo> list(Workspace ws, String globOrDir) {
                 failIfAsked();
                 String p = check(globOrDir);

@@ -10,6 +10,11 @@
  * globs and limits, inline or artifact output, MIME types and access rules. A provider proves itself by extending
  * {@code WorkspaceFilesContractTest} from the core module's test jar.
  *
+ * <p>A provider whose workspace lives elsewhere (a container, a cloud sandbox, a pod) extends
+ * {@link dev.codeexec.workspace.spi.RemoteWorkspaceFiles}, which holds the path rules and the link-resolving walk over
+ * an abstract {@code lstat}, listing, read, write, mkdir and delete of the remote side, and supplies only its
+ * transport.
+ *
  * <p>It sits under {@code dev.codeexec.workspace} rather than in {@link dev.codeexec.spi} because the host-directory
  * file system ({@link dev.codeexec.workspace.HostWorkspaceFS}) is built on it, and the engine support layer in
  * {@code dev.codeexec.spi} builds on the workspace package: packages form no cycle. This package depends on
