@@ -230,17 +230,16 @@ final class AttachmentStager {
 
     private Set<String> existingNames(Engine engine, Workspace ws) {
         Set<String> names = new HashSet<>();
-        try {
-            for (FileInfo f : engine.fs().list(ws, INPUTS)) {
-                String p = f.path();
-                int slash = p.lastIndexOf('/');
-                String parent = slash < 0 ? "" : p.substring(0, slash);
-                if (parent.equals(INPUTS)) {
-                    names.add(p.substring(slash + 1).toLowerCase(Locale.ROOT));
-                }
+        if (engine.fs().stat(ws, INPUTS).filter(FileInfo::directory).isEmpty()) {
+            return names; // no work/inputs yet: nothing is taken
+        }
+        for (FileInfo f : engine.fs().list(ws, INPUTS)) {
+            String p = f.path();
+            int slash = p.lastIndexOf('/');
+            String parent = slash < 0 ? "" : p.substring(0, slash);
+            if (parent.equals(INPUTS)) {
+                names.add(p.substring(slash + 1).toLowerCase(Locale.ROOT));
             }
-        } catch (CodeExecException e) {
-            // work/inputs missing: nothing is taken.
         }
         return names;
     }
