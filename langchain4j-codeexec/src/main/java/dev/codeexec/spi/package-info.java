@@ -13,7 +13,18 @@
  *       {@link dev.codeexec.workspace.StandardWorkspaceFS} (in the workspace package, which this one builds on).</li>
  * </ul>
  *
- * <p>A backend is done when it implements these and its test classes extend the contract suites (the TCK) in the
- * core's test jar. See {@code docs/backend-authors.md}.
+ * <p>The family bases, so that a backend writes only what differs:
+ * <ul>
+ *   <li>host: the host-family SPI, {@code dev.codeexec.spi.host} (processes of this machine: the host channel, runs
+ *       in the workspace's folder, cgroups, quota volumes);</li>
+ *   <li>remote: {@link dev.codeexec.spi.RemoteProcessChannel} (a program on the far side of a stream, with
+ *       {@link dev.codeexec.spi.ChunkedStdin}) and {@link dev.codeexec.workspace.spi.RemoteWorkspaceFiles} (files
+ *       reached through lstat, list, read and write calls);</li>
+ *   <li>interpreter: {@link dev.codeexec.spi.InterpreterEngine} (python blocks as cells of a stateful interpreter),
+ *       with {@link dev.codeexec.spi.CellOutput} for a cell's text and rich outputs.</li>
+ * </ul>
+ *
+ * <p>A backend is done when it implements these and its test classes extend the contract suites of the TCK module,
+ * {@code langchain4j-codeexec-tck}. See {@code docs/backend-authors.md}.
  */
 package dev.codeexec.spi;
