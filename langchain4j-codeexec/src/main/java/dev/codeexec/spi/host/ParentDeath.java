@@ -30,24 +30,17 @@ public final class ParentDeath {
 
     private static final Logger LOG = LoggerFactory.getLogger(ParentDeath.class);
 
-    private static volatile List<String> wrapper;
-
     private ParentDeath() {
     }
 
     /** The argv prefix to put first; empty when this host cannot set a parent-death signal. */
     public static List<String> wrapper() {
-        List<String> w = wrapper;
-        if (w == null) {
-            synchronized (ParentDeath.class) {
-                w = wrapper;
-                if (w == null) {
-                    w = probe();
-                    wrapper = w;
-                }
-            }
-        }
-        return w;
+        return Probed.WRAPPER;
+    }
+
+    /** Probed once, on first use: the JVM's class initialisation makes it lazy and safe across threads. */
+    private static final class Probed {
+        static final List<String> WRAPPER = probe();
     }
 
     private static List<String> probe() {

@@ -30,24 +30,17 @@ public final class PidNamespace {
     private static final List<String> USER = List.of("unshare", "--map-current-user", "--pid", "--fork",
             "--kill-child", "--");
 
-    private static volatile List<String> wrapper;
-
     private PidNamespace() {
     }
 
     /** The argv prefix to put before the program; empty when no namespace can be made here. */
     public static List<String> wrapper() {
-        List<String> w = wrapper;
-        if (w == null) {
-            synchronized (PidNamespace.class) {
-                w = wrapper;
-                if (w == null) {
-                    w = probe();
-                    wrapper = w;
-                }
-            }
-        }
-        return w;
+        return Probed.WRAPPER;
+    }
+
+    /** Probed once, on first use: the JVM's class initialisation makes it lazy and safe across threads. */
+    private static final class Probed {
+        static final List<String> WRAPPER = probe();
     }
 
     private static List<String> probe() {
