@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.InvalidSpecException;
-import dev.codeexec.network.EgressContractTest;
+import dev.codeexec.tck.EgressContractTest;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;

@@ -1,7 +1,7 @@
 package dev.codeexec.container;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.EngineContractTest;
+import dev.codeexec.tck.EngineContractTest;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The shared engine contract, run against a real Docker engine with the default, hardened settings. */

@@ -5,7 +5,7 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProcessChannel;
-import dev.codeexec.spi.ProcessChannelContractTest;
+import dev.codeexec.tck.ProcessChannelContractTest;
 import dev.codeexec.spi.ProgramLaunch;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.EngineContractTest;
+import dev.codeexec.tck.EngineContractTest;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;

@@ -3,7 +3,7 @@ package dev.codeexec.container;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.spi.WorkspaceFiles;
-import dev.codeexec.workspace.spi.WorkspaceFilesContractTest;
+import dev.codeexec.tck.WorkspaceFilesContractTest;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

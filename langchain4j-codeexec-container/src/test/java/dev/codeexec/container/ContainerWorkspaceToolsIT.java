@@ -1,7 +1,7 @@
 package dev.codeexec.container;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.langchain4j.AbstractWorkspaceToolsIT;
+import dev.codeexec.tck.AbstractWorkspaceToolsIT;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;

@@ -2,7 +2,7 @@ package dev.codeexec.e2b;
 
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Engine;
-import dev.codeexec.langchain4j.AbstractCodeBlockProcessorIT;
+import dev.codeexec.tck.AbstractCodeBlockProcessorIT;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The response processor end to end on E2bEngine: the promoted block runs as a cell of the code interpreter. */

@@ -1,7 +1,7 @@
 package dev.codeexec.e2b;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.EngineContractTest;
+import dev.codeexec.tck.EngineContractTest;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**

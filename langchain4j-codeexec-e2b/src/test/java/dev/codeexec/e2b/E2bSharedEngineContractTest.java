@@ -1,7 +1,7 @@
 package dev.codeexec.e2b;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.EngineContractTest;
+import dev.codeexec.tck.EngineContractTest;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The shared engine contract on E2bEngine with every workspace a directory of one shared sandbox. */

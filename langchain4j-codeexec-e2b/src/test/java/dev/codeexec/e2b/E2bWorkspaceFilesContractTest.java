@@ -3,7 +3,7 @@ package dev.codeexec.e2b;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.spi.WorkspaceFiles;
-import dev.codeexec.workspace.spi.WorkspaceFilesContractTest;
+import dev.codeexec.tck.WorkspaceFilesContractTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

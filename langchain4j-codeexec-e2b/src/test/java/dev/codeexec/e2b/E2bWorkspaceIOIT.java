@@ -1,7 +1,7 @@
 package dev.codeexec.e2b;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.langchain4j.AbstractWorkspaceIOIT;
+import dev.codeexec.tck.AbstractWorkspaceIOIT;
 import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

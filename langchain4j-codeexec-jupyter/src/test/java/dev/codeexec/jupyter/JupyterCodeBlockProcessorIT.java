@@ -2,7 +2,7 @@ package dev.codeexec.jupyter;
 
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Engine;
-import dev.codeexec.langchain4j.AbstractCodeBlockProcessorIT;
+import dev.codeexec.tck.AbstractCodeBlockProcessorIT;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The response processor end to end on the Jupyter engine: the promoted block runs as a cell in the kernel. */

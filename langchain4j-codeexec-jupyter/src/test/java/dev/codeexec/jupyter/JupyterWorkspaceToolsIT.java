@@ -5,7 +5,7 @@ import static dev.codeexec.langchain4j.ScriptedOpenAi.toolResultsThisTurn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.langchain4j.AbstractWorkspaceToolsIT;
+import dev.codeexec.tck.AbstractWorkspaceToolsIT;
 import dev.codeexec.langchain4j.CodeExecution;
 import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
 import dev.codeexec.testing.Requirements;

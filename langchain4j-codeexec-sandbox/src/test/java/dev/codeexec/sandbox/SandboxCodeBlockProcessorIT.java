@@ -2,7 +2,7 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Engine;
-import dev.codeexec.langchain4j.AbstractCodeBlockProcessorIT;
+import dev.codeexec.tck.AbstractCodeBlockProcessorIT;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The response processor end to end on a real bubblewrap sandbox with the default profile. */

@@ -3,7 +3,7 @@ package dev.codeexec.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.codeexec.engine.DiskQuotaContractTest;
+import dev.codeexec.tck.DiskQuotaContractTest;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;

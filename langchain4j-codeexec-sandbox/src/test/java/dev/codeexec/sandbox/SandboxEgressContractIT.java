@@ -1,7 +1,7 @@
 package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.network.EgressContractTest;
+import dev.codeexec.tck.EgressContractTest;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;

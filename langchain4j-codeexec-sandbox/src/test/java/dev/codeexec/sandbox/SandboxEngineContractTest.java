@@ -1,7 +1,7 @@
 package dev.codeexec.sandbox;
 
 import dev.codeexec.engine.Engine;
-import dev.codeexec.engine.EngineContractTest;
+import dev.codeexec.tck.EngineContractTest;
 import dev.codeexec.testing.Requirements;
 import java.util.HashSet;
 import java.util.Set;

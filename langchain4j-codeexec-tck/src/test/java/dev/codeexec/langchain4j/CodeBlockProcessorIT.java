@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.tck.AbstractCodeBlockProcessorIT;
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.local.LocalEngine;

@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.tck.AbstractWorkspaceToolsIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.artifact.InMemoryArtifactService;

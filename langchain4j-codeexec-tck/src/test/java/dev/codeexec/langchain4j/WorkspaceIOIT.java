@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.tck.AbstractWorkspaceIOIT;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.Engine;

@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.tck.AbstractWorkspaceToolsIT;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.local.LocalEngine;
 import dev.codeexec.testing.Requirements;

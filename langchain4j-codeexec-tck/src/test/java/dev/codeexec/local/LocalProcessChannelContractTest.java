@@ -4,7 +4,7 @@ import dev.codeexec.spi.host.HostProcessChannel;
 import dev.codeexec.spi.host.PidNamespace;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.ProcessChannel;
-import dev.codeexec.spi.ProcessChannelContractTest;
+import dev.codeexec.tck.ProcessChannelContractTest;
 import dev.codeexec.spi.ProgramLaunch;
 import java.nio.file.Path;
 import java.time.Duration;

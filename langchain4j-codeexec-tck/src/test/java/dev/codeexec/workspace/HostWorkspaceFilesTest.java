@@ -9,7 +9,7 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.WorkspaceFiles;
-import dev.codeexec.workspace.spi.WorkspaceFilesContractTest;
+import dev.codeexec.tck.WorkspaceFilesContractTest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -18,6 +18,10 @@ import java.util.Objects;
  * code and timeout are the result's. The output is the blocks' outputs joined; the files are everything under
  * {@code out/} once the loop is over. A script block is written to {@code runs/code_<n>.<ext>} ({@code n} its index
  * among the input's blocks) and run from {@code work/}, with a clean environment where the engine supports one.
+ *
+ * <p>Part of the backend SPI although it lives here: applications call {@link Engine#executeCode}, not this class.
+ * It is public so that the SPI's interpreter base can run the same loop, and it stays in this package because the
+ * engine API's default method uses it (the API may not depend on the SPI).
  */
 public final class BlockPrograms {
 

@@ -1,5 +1,6 @@
 package dev.codeexec.workspace.spi;
 
+import dev.codeexec.tck.WorkspaceFilesContractTest;
 import java.util.Map;
 
 /** The contract on a provider without host paths: what a remote backend's primitives must also pass. */

@@ -11,9 +11,9 @@
  *   <li>{@link dev.codeexec.spi.host.HostRuns} and {@link dev.codeexec.spi.host.HostRunPlace}: a plain host run
  *       (working directory, run directory, environment, wrappers) of a backend without a sandbox (local, Jupyter;
  *       the sandbox uses the run place);</li>
- *   <li>{@link dev.codeexec.spi.host.ParentDeath}, {@link dev.codeexec.spi.host.PidNamespace} and
- *       {@link dev.codeexec.spi.host.LauncherThreads}: runs die with the JVM and are killed as a whole (local,
- *       sandbox, Jupyter);</li>
+ *   <li>{@link dev.codeexec.spi.host.ParentDeath} and {@link dev.codeexec.spi.host.PidNamespace}: runs die with the
+ *       JVM and are killed as a whole (local, Jupyter; the sandbox has bubblewrap do both);
+ *       {@link dev.codeexec.spi.host.LauncherThreads}: the threads that launch them (local, sandbox, Jupyter);</li>
  *   <li>{@link dev.codeexec.spi.host.Cgroups}: memory, process and CPU limits of host runs (local, sandbox);</li>
  *   <li>{@link dev.codeexec.spi.host.QuotaVolumes}: loop-mounted size-bounded workspace volumes (sandbox,
  *       container).</li>

@@ -47,7 +47,7 @@ import java.util.Optional;
  * states in its Javadoc what such a race can reach (a container's own root, a sandbox's own VM), and reads through a
  * step that cannot be redirected where it can (a program that checks and reads in one step).
  *
- * <p>A backend proves itself by extending {@code WorkspaceFilesContractTest} from the core module's test jar, as the
+ * <p>A backend proves itself by extending {@code dev.codeexec.tck.WorkspaceFilesContractTest} of the TCK module ({@code langchain4j-codeexec-tck}), as the
  * container and E2B backends do. An instance is used by one thread at a time.
  */
 public abstract class RemoteWorkspaceFiles implements WorkspaceFiles {

@@ -15,8 +15,8 @@ import java.util.Optional;
  * The file primitives of one workspace: what a backend implements so that
  * {@link dev.codeexec.workspace.StandardWorkspaceFS} can apply every file rule of the library on top of it (input
  * sources, output globs and limits, inline or artifact output, MIME types, access checks). An implementation moves
- * bytes and reports entries; it decides no policy. It must pass {@code WorkspaceFilesContractTest} from this module's
- * test jar.
+ * bytes and reports entries; it decides no policy. It must pass {@code dev.codeexec.tck.WorkspaceFilesContractTest}
+ * of the TCK module ({@code langchain4j-codeexec-tck}).
  *
  * <p><b>Paths.</b> Every path is a workspace-relative {@code String}, normalised by the core
  * ({@link dev.codeexec.workspace.PathResolver#normalize}): {@code /} separators, no leading {@code /}, no empty,

@@ -8,7 +8,7 @@
  * workspace-relative {@code String} paths and bytes or lent streams only, and hand it to
  * {@link dev.codeexec.workspace.StandardWorkspaceFS}, which decides everything else: paths, input sources, output
  * globs and limits, inline or artifact output, MIME types and access rules. A provider proves itself by extending
- * {@code WorkspaceFilesContractTest} from the core module's test jar.
+ * {@code dev.codeexec.tck.WorkspaceFilesContractTest} of the TCK module ({@code langchain4j-codeexec-tck}).
  *
  * <p>A provider whose workspace lives elsewhere (a container, a cloud sandbox, a pod) extends
  * {@link dev.codeexec.workspace.spi.RemoteWorkspaceFiles}, which holds the path rules and the link-resolving walk over

@@ -2,7 +2,7 @@ package dev.codeexec.samples.dropin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.codeexec.langchain4j.AbstractWorkspaceToolsIT;
+import dev.codeexec.tck.AbstractWorkspaceToolsIT;
 import dev.codeexec.langchain4j.ScriptedOpenAi;
 import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
 import dev.codeexec.testing.Requirements;

@@ -1,5 +1,8 @@
-package dev.codeexec.langchain4j;
+package dev.codeexec.tck;
 
+import dev.codeexec.langchain4j.CodeBlockMode;
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.ScriptedOpenAi;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.lastToolResult;
 import static org.assertj.core.api.Assertions.assertThat;
 

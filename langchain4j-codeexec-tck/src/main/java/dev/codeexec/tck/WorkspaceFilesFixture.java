@@ -1,5 +1,9 @@
-package dev.codeexec.workspace.spi;
+package dev.codeexec.tck;
 
+import dev.codeexec.workspace.spi.EntryType;
+import dev.codeexec.workspace.spi.FileEntry;
+import dev.codeexec.workspace.spi.ImportSource;
+import dev.codeexec.workspace.spi.WorkspaceFiles;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.workspace.spi.WorkspaceFiles.WalkAction;

@@ -1,5 +1,20 @@
-package dev.codeexec.engine;
+package dev.codeexec.tck;
 
+import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.ListOptions;
+import dev.codeexec.engine.ProgramPoll;
+import dev.codeexec.engine.ProgramSession;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PathEscapeException;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.ResourceLimit;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.UnsupportedCapabilityException;
+import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.engine.WorkspacePolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;

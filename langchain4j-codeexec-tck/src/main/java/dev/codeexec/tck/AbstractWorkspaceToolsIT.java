@@ -1,5 +1,6 @@
-package dev.codeexec.langchain4j;
+package dev.codeexec.tck;
 
+import dev.codeexec.langchain4j.CodeExecution;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.ExecutorService;

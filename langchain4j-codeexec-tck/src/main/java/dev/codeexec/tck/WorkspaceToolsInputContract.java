@@ -1,5 +1,7 @@
-package dev.codeexec.langchain4j;
+package dev.codeexec.tck;
 
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.WorkspaceIO;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.lastToolResult;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.toolResultsThisTurn;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,6 +31,13 @@ import org.junit.jupiter.api.Test;
  * not extend this class directly: they extend {@link AbstractWorkspaceToolsIT}, the last class of the chain.
  */
 public abstract class WorkspaceToolsInputContract extends WorkspaceToolsConversationContract {
+
+    /** The guidance every refusal because of a link ends with (default tool names). */
+    static final String LINK_GUIDANCE = "Links are refused here when they lead out of the workspace, do not resolve, "
+            + "or stand where a real file or folder is needed: name the real file or folder inside the workspace "
+            + "instead, or remove the link with workspace_exec (rm <link>) and put a real file or folder in its "
+            + "place. Nothing was run or changed.";
+
 
     @Test
     void should_answer_bad_input_with_tool_results_and_leave_the_workspaces_unchanged() throws IOException {
@@ -162,7 +171,7 @@ public abstract class WorkspaceToolsInputContract extends WorkspaceToolsConversa
             assertThat(made).startsWith("exit_code: 0");
             assertThat(saved).startsWith("saved work/real/f.txt as artifact://f.txt@1");
             for (String r : refused) {
-                assertThat(r).startsWith("error: ").endsWith(ToolErrorResultsTest.LINK_GUIDANCE)
+                assertThat(r).startsWith("error: ").endsWith(LINK_GUIDANCE)
                         .doesNotContain(inputRoot.toString()).doesNotContain("Exception");
             }
             try (Stream<Path> planted = Files.list(inputRoot)) {

@@ -1,5 +1,19 @@
-package dev.codeexec.engine;
+package dev.codeexec.tck;
 
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.FileInfo;
+import dev.codeexec.engine.InputSpec;
+import dev.codeexec.engine.OutputLimit;
+import dev.codeexec.engine.OutputManifest;
+import dev.codeexec.engine.OutputSpec;
+import dev.codeexec.engine.PathEscapeException;
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.StagedInput;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

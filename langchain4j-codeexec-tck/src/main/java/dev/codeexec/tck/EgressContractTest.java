@@ -1,5 +1,13 @@
-package dev.codeexec.network;
+package dev.codeexec.tck;
 
+import dev.codeexec.network.EgressApproval;
+import dev.codeexec.network.EgressApprover;
+import dev.codeexec.network.EgressLimits;
+import dev.codeexec.network.EgressEvent;
+import dev.codeexec.network.EgressPolicy;
+import dev.codeexec.network.EgressProxy;
+import dev.codeexec.network.FakeInternet;
+import dev.codeexec.network.WorkspaceEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.engine.EgressControl;

@@ -1,9 +1,16 @@
-package dev.codeexec.engine;
+package dev.codeexec.tck;
 
+import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.WorkspaceFullException;
+import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.RunResult;
+import dev.codeexec.engine.Workspace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.codeexec.testing.DiskFill;
+import dev.codeexec.tck.DiskFill;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

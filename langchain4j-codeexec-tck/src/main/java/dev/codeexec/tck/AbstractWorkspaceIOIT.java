@@ -1,5 +1,7 @@
-package dev.codeexec.langchain4j;
+package dev.codeexec.tck;
 
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.WorkspaceIO;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,7 @@
-package dev.codeexec.langchain4j;
+package dev.codeexec.tck;
 
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.ScriptedOpenAi;
 import dev.codeexec.artifact.InMemoryArtifactService;
 import dev.codeexec.engine.Engine;
 import dev.langchain4j.data.message.ChatMessage;

@@ -1,4 +1,4 @@
-package dev.codeexec.testing;
+package dev.codeexec.tck;
 
 import dev.codeexec.engine.RunResult;
 

@@ -1,5 +1,7 @@
-package dev.codeexec.langchain4j;
+package dev.codeexec.tck;
 
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.codeexec.langchain4j.ScriptedOpenAi;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.lastToolResult;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.lastUser;
 import static dev.codeexec.langchain4j.ScriptedOpenAi.toolResultsThisTurn;

@@ -1,5 +1,10 @@
-package dev.codeexec.spi;
+package dev.codeexec.tck;
 
+import dev.codeexec.spi.ProgramSignal;
+import dev.codeexec.spi.ChannelProcess;
+import dev.codeexec.spi.OutputSink;
+import dev.codeexec.spi.ProcessChannel;
+import dev.codeexec.spi.ProgramLaunch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
