@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,7 +20,8 @@ import java.util.List;
  * {@value #NAME} (or {@code sandbox-<uid>} when the host has a {@value #NAME}) whose home is the workspace's
  * {@code home/}. The copy holds exactly what the host file shows plus that line: nothing the sandbox hid before
  * (password hashes live in {@code /etc/shadow}, which stays hidden), and a profile that hides {@code /etc/passwd} keeps
- * it hidden (nothing is added). The copies live in the run's private directory and go with it.
+ * it hidden (nothing is added). The copies live in the engine's private state ({@link AccountFiles}): written once per
+ * workspace and text, and reused while the host file reads the same.
  */
 final class SandboxAccounts {
 
@@ -52,29 +52,30 @@ final class SandboxAccounts {
     }
 
     /**
-     * The mounts that give the program's user its entries, writing the files they bind into {@code privateDir}: none
-     * when the host's files already have them, or the plan does not show them (or places its own mount there).
+     * The mounts that give the program's user its entries, with the files they bind from {@code files}: none when the
+     * host's files already have them, or the plan does not show them (or places its own mount there). The host files
+     * are read for every run; a file is written only when no earlier one holds the same text.
      *
-     * @param plan       the run's layout so far
-     * @param uid        the program's user id
-     * @param gid        its group id
-     * @param home       the workspace's {@code home/} as the program sees it
-     * @param privateDir the run's private directory (created when needed; removed with the run)
+     * @param plan  the run's layout so far
+     * @param uid   the program's user id
+     * @param gid   its group id
+     * @param home  the workspace's {@code home/} as the program sees it
+     * @param files where the files are kept
      * @throws BackendUnavailableException when the files cannot be written
      */
-    static List<Mount> mounts(SandboxLayout.Plan plan, int uid, int gid, String home, Path privateDir) {
+    static List<Mount> mounts(SandboxLayout.Plan plan, int uid, int gid, String home, AccountFiles files) {
         List<Mount> out = new ArrayList<>();
         String passwd = hostPasswd();
         String name = nameOf(uid, passwd);
         if (shows(plan, PASSWD) && field(passwd, 2, Integer.toString(uid), 0) == null) {
             String line = name + ":x:" + uid + ":" + gid + ":codeexec sandbox user:" + home + ":/bin/sh\n";
-            out.add(Mount.aliased(PASSWD, Mount.Kind.RO_BIND, write(privateDir, "passwd", passwd, line)));
+            out.add(Mount.aliased(PASSWD, Mount.Kind.RO_BIND, files.file(home, "passwd", text(passwd, line))));
         }
         String group = read(Path.of(GROUP));
         if (shows(plan, GROUP) && field(group, 2, Integer.toString(gid), 0) == null) {
             String groupName = field(group, 0, name, 0) == null ? name : NAME + "-" + gid;
             String line = groupName + ":x:" + gid + ":\n";
-            out.add(Mount.aliased(GROUP, Mount.Kind.RO_BIND, write(privateDir, "group", group, line)));
+            out.add(Mount.aliased(GROUP, Mount.Kind.RO_BIND, files.file(home, "group", text(group, line))));
         }
         return out;
     }
@@ -104,18 +105,7 @@ final class SandboxAccounts {
         }
     }
 
-    private static String write(Path privateDir, String name, String host, String line) {
-        try {
-            Files.createDirectories(privateDir);
-            Files.setPosixFilePermissions(privateDir, PosixFilePermissions.fromString("rwx--x--x"));
-            Path f = privateDir.resolve(name);
-            String text = host.isEmpty() || host.endsWith("\n") ? host + line : host + "\n" + line;
-            Files.writeString(f, text, StandardCharsets.UTF_8);
-            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
-            return f.toString();
-        } catch (IOException | UnsupportedOperationException e) {
-            throw new BackendUnavailableException("cannot write the sandbox user's " + name + " entry for the run: "
-                    + e.getMessage(), e);
-        }
+    private static String text(String host, String line) {
+        return host.isEmpty() || host.endsWith("\n") ? host + line : host + "\n" + line;
     }
 }

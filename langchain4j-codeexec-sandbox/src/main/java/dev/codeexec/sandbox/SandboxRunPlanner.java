@@ -46,6 +46,8 @@ final class SandboxRunPlanner {
     private final LoopVolumes volumes;
     /** Remembers what each run's writable trees held, so that the next run lists only what changed. */
     private final ProtectedNameScanner protectedNames = new ProtectedNameScanner();
+    /** The account files of the sandbox user, reused while the host's read the same (see {@link AccountFiles}). */
+    private final AccountFiles accountFiles;
     /** The command allow list the kernel enforces on every run, or null. */
     private final ExecAllowList allowList;
     /** The egress proxy every run's connections go through, or null. */
@@ -63,15 +65,17 @@ final class SandboxRunPlanner {
         this.environment = environment;
         this.sandboxRoot = sandboxRoot;
         this.runsDir = runsDir;
+        this.accountFiles = new AccountFiles(runsDir);
         this.cgroups = cgroups;
         this.commandLine = commandLine;
         this.wrappedChannel = wrappedChannel;
         this.directChannel = directChannel;
     }
 
-    /** Forgets what was remembered of a workspace's tree (it was removed). */
+    /** Forgets what was remembered of a workspace's tree (it was removed), and removes its account files. */
     void forget(Path workspaceRoot) {
         protectedNames.forget(workspaceRoot);
+        accountFiles.forget(workspaceRoot);
     }
 
     /** Directories remembered of a workspace's tree (for tests). */
@@ -141,7 +145,7 @@ final class SandboxRunPlanner {
             }
             if (plan != null && commandLine.pins() && user.drops()) {
                 plan = plan.withMounts(SandboxAccounts.mounts(plan, user.uid(), user.gid(), env.get("HOME"),
-                        privateDir));
+                        accountFiles));
             }
             if (allowList != null) {
                 if (plan == null || volumePins == null || !commandLine.pins()) {
