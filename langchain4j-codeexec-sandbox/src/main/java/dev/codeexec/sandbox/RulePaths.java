@@ -59,7 +59,7 @@ final class RulePaths {
      * path, not whatever a program made it lead to. Returns the real path, or null when the path does not exist, or
      * the link (as its host path) when one was met inside a changeable directory.
      */
-    private static Resolved resolveHostPath(String path, List<String> changeable) {
+    private static Resolved resolveHostPath(String path, List<String> changeable, HostRuleCache.Recorder recorder) {
         Deque<String> todo = new ArrayDeque<>();
         for (String part : path.split("/")) {
             if (!part.isEmpty()) {
@@ -80,6 +80,9 @@ final class RulePaths {
             }
             String next = cur.equals("/") ? "/" + part : cur + "/" + part;
             Path np = Path.of(next);
+            if (recorder != null) {
+                recorder.lookingIn(cur);
+            }
             BasicFileAttributes a = LayoutPaths.attributes(np);
             if (a == null) {
                 return new Resolved(null, null);
@@ -119,7 +122,20 @@ final class RulePaths {
 
     static void hostPath(String p, FileAccess access, String raw, Map<String, LayoutEntry> entries,
                                  List<String> changeable) {
+        hostPath(p, access, raw, entries, changeable, null);
+    }
+
+    /**
+     * Resolves a host rule's path into {@code entries}, telling {@code recorder} (when not null) every directory it
+     * looks in, including for a path that does not exist (so that its creation is noticed: see
+     * {@link HostRuleCache}).
+     */
+    static void hostPath(String p, FileAccess access, String raw, Map<String, LayoutEntry> entries,
+                         List<String> changeable, HostRuleCache.Recorder recorder) {
         if (!LayoutPaths.present(Path.of(p))) {
+            if (recorder != null) {
+                resolveHostPath(p, changeable, recorder); // where it would appear
+            }
             // Missing, or a dangling link: nothing to hide; a grant that vanished is refused.
             if (access != FileAccess.NONE) {
                 throw new PolicyViolationException(access.name().toLowerCase() + " grant '" + raw
@@ -127,7 +143,7 @@ final class RulePaths {
             }
             return;
         }
-        Resolved r = resolveHostPath(p, changeable);
+        Resolved r = resolveHostPath(p, changeable, recorder);
         if (r.linkInside != null) {
             if (access == FileAccess.NONE) {
                 // A link inside a writable directory: what it points at is governed by the rules of that path.

@@ -39,9 +39,11 @@ import java.util.Set;
  *       write grant are remounted read-only.</li>
  * </ul>
  *
- * <p>Run per run, not cached (except the verification of a protected tree, which only a host process can change, and
- * the listings of unchanged directories the search for protected metadata remembers, which a change would invalidate):
- * a secret created on the host after the engine started is still hidden.
+ * <p>Run per run; what is kept from one run to the next is kept only while what it was derived from is unchanged: the
+ * verification of a protected tree (which only a host process can change), the listings of unchanged directories the
+ * search for protected metadata remembers ({@link ProtectedNameScanner}: a directory's ctime and identity), and what
+ * the host rules resolved to ({@link HostRuleCache}: the ctime and identity of every host directory the resolution
+ * looked in). So a secret created on the host after the engine started is still hidden from the next run on.
  */
 final class SandboxLayout {
 
@@ -215,6 +217,17 @@ final class SandboxLayout {
      */
     static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir,
                      LoopVolumes.VolumePins volumePins, SandboxUser user, ProtectedNameScanner scanner) {
+        return plan(profile, workspace, sandboxRoot, homes, pinDir, volumePins, user, scanner, null);
+    }
+
+    /**
+     * {@link #plan(PermissionProfile, Path, Path, List, Path, LoopVolumes.VolumePins, SandboxUser,
+     * ProtectedNameScanner)}, reusing what the host rules resolved to from {@code hostRules} while the host
+     * directories they were resolved in are unchanged (see {@link HostRuleCache}); null to resolve them afresh.
+     */
+    static Plan plan(PermissionProfile profile, Path workspace, Path sandboxRoot, List<Path> homes, Path pinDir,
+                     LoopVolumes.VolumePins volumePins, SandboxUser user, ProtectedNameScanner scanner,
+                     HostRuleCache hostRules) {
         Map<String, LayoutEntry> entries = new LinkedHashMap<>();
         List<String> changeable = new ArrayList<>();
         changeable.add(workspace.toString());
@@ -227,17 +240,27 @@ final class SandboxLayout {
                 .sorted((a, b) -> Integer.compare(LayoutPaths.depth(a.path()), LayoutPaths.depth(b.path())))
                 .forEach(ordered::add);
         rules.stream().filter(r -> r.access() != FileAccess.WRITE).forEach(ordered::add);
+        // Host rules resolve to the same entries while the host directories they were resolved in are unchanged.
+        boolean cacheable = hostRules != null && !hostWorkspace && rules.stream()
+                .noneMatch(r -> isHostRule(r) && r.access() == FileAccess.WRITE);
+        Object key = cacheable ? List.of(rules.stream().filter(SandboxLayout::isHostRule).toList(), homes) : null;
+        List<HostRuleCache.Resolved> cached = cacheable ? hostRules.lookup(key) : null;
+        HostRuleCache.Recorder recorder = cacheable && cached == null ? hostRules.record() : null;
+        Map<String, LayoutEntry> hostEntries = cacheable ? new LinkedHashMap<>() : entries;
         for (PermissionProfile.PathRule rule : ordered) {
+            if (cached != null && isHostRule(rule)) {
+                continue;
+            }
             if (rule.isHomePath()) {
                 for (Path home : homes) {
                     if (RulePaths.hiddenByHostRule(profile, home)) {
                         continue; // already hidden as a whole (/root): nothing below it needs its own mount
                     }
                     RulePaths.hostPath(home.resolve(rule.path().substring(2)).toString(), rule.access(), rule.path(),
-                            entries, changeable);
+                            hostEntries, changeable, recorder);
                 }
             } else if (rule.isHostPath()) {
-                RulePaths.hostPath(rule.path(), rule.access(), rule.path(), entries, changeable);
+                RulePaths.hostPath(rule.path(), rule.access(), rule.path(), hostEntries, changeable, recorder);
             } else {
                 RulePaths.workspacePath(workspace, rule.path(), rule.access(), entries);
             }
@@ -248,6 +271,14 @@ final class SandboxLayout {
                     }
                 });
             }
+        }
+        if (cacheable) {
+            if (cached == null) {
+                cached = HostRuleCache.of(hostEntries);
+                hostRules.store(key, recorder, cached, sandboxRoot);
+            }
+            // Fresh entries every run: later steps change them (pinning), never the cached values.
+            cached.forEach(r -> LayoutEntry.put(entries, r.path(), new LayoutEntry(r.kind(), r.rule())));
         }
         LayoutEntry.put(entries, sandboxRoot.toString(),
                 LayoutEntry.none(Files.isDirectory(sandboxRoot), "the sandbox root"));
@@ -294,6 +325,11 @@ final class SandboxLayout {
         entries.forEach((path, e) -> mounts.add(new Mount(path, e.kind, e.fd, e.source)));
         return new Plan(prune(mounts), pinnedDirs, checked, placeholders,
                 pinDir == null || volumePins == null ? null : volumePins.dir());
+    }
+
+    /** True for a rule of a host path or of a path in every home directory (not of the workspace). */
+    private static boolean isHostRule(PermissionProfile.PathRule r) {
+        return r.isHostPath() || r.isHomePath();
     }
 
     /** Drops a hidden entry directly below another hidden entry: hiding twice only costs a mount. */

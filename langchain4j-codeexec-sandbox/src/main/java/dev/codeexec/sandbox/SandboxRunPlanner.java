@@ -46,6 +46,8 @@ final class SandboxRunPlanner {
     private final LoopVolumes volumes;
     /** Remembers what each run's writable trees held, so that the next run lists only what changed. */
     private final ProtectedNameScanner protectedNames = new ProtectedNameScanner();
+    /** What the profile's host rules resolved to, while the host directories looked in are unchanged. */
+    private final HostRuleCache hostRules = new HostRuleCache();
     /** The account files of the sandbox user, reused while the host's read the same (see {@link AccountFiles}). */
     private final AccountFiles accountFiles;
     /** The command allow list the kernel enforces on every run, or null. */
@@ -139,7 +141,7 @@ final class SandboxRunPlanner {
             LoopVolumes.VolumePins volumePins = volumes == null ? null
                     : volumes.pinsOf(root, privateDir.getFileName().toString());
             plan = managed ? SandboxLayout.plan(runProfile, root, sandboxRoot, SandboxLayout.homeDirectories(),
-                    commandLine.pins() ? privateDir : null, volumePins, user, protectedNames) : null;
+                    commandLine.pins() ? privateDir : null, volumePins, user, protectedNames, hostRules) : null;
             if (plan != null && !plan.visible(cwd.toString())) {
                 throw new PolicyViolationException("the working directory is hidden by the permission profile");
             }
