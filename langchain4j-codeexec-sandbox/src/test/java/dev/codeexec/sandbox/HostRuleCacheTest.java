@@ -25,17 +25,21 @@ class HostRuleCacheTest {
     @TempDir
     Path tmp;
 
+    /** The sandbox root, its one workspace, a home directory and a host directory, all below the test's own. */
     private Path root;
     private Path ws;
     private Path home;
     private Path host;
 
     @BeforeEach
-    void setUp() throws IOException {
-        root = Files.createDirectories(tmp.resolve("sandbox")).toRealPath();
-        ws = Files.createDirectories(root.resolve("workspaces/ws-1"));
-        home = Files.createDirectories(tmp.resolve("home/alice")).toRealPath();
-        host = Files.createDirectories(tmp.resolve("host")).toRealPath();
+    void createHostAndSandboxRoot() throws IOException {
+        for (String d : List.of("sandbox/workspaces/ws-1", "home/alice", "host")) {
+            Files.createDirectories(tmp.resolve(d));
+        }
+        root = tmp.resolve("sandbox").toRealPath();
+        ws = root.resolve("workspaces/ws-1");
+        home = tmp.resolve("home/alice").toRealPath();
+        host = tmp.resolve("host").toRealPath();
         Files.writeString(host.resolve("public.txt"), "public");
     }
 
