@@ -312,6 +312,11 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         return describe().isolation() == Isolation.NONE ? Boolean.TRUE : null;
     }
 
+    /** The warm python path, or null when off (for tests). */
+    final WarmPython warmPython() {
+        return warm;
+    }
+
     /** Another program runs or starts in the workspace: its warm spare, if any, is stale. */
     private void discardSpare(Workspace ws) {
         if (warm != null) {

@@ -14,10 +14,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -33,6 +38,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Rules:
  * <ul>
+ *   <li>a spare is started through {@link AbstractEngine#prepare} and the engine's channel, not as a session, so a
+ *       backend's override of {@code runProgram} or {@code startProgram} (a per-workspace gate, say) is not taken;
+ *       an engine that needs one keeps {@link AbstractEngine#warmSpareKey} null;</li>
  *   <li>at most one spare per workspace and {@link #MAX_SPARES} per engine; a spare unused for {@link #IDLE_LIFE}
  *       is killed, and so is every spare when the engine closes;</li>
  *   <li>a spare is discarded, and the block runs fresh, when any other program ran or started in its workspace
@@ -45,9 +53,12 @@ import org.slf4j.LoggerFactory;
  *       that its workspace was removed (its working directory is gone) and exits by itself.</li>
  * </ul>
  *
- * <p>Thread roles: a block's caller hands off, waits and starts the next spare; the housekeeping thread
- * ({@code codeexec-warm-python}) kills idle spares; the channel's threads write output into the spare's buffers. The
- * map of spares is the only shared state: a spare is taken out of it (atomically) before anyone uses or kills it.
+ * <p>Thread roles: a block's caller hands off and waits, then asks for the next spare; the start thread
+ * ({@code codeexec-warm-python-start-N}) starts it off the caller's path, so that the interpreter starts while the
+ * model thinks; the housekeeping thread ({@code codeexec-warm-python-N}) kills idle spares; the channel's threads
+ * write output into the spare's buffers. The map of slots is the only shared state, and whoever removes a slot from
+ * it (atomically) owns it: it either hands a block to its spare or discards it, which kills the spare as soon as
+ * its start completes. A block that finds its spare still starting waits for it ({@link #START_WAIT} at most).
  */
 final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
 
@@ -110,28 +121,36 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
             "    sys.exit(1)",
             "");
 
+    /** How long a block waits for its workspace's spare when that is still being started. */
+    static final Duration START_WAIT = Duration.ofSeconds(5);
+
     private final AbstractEngine engine;
-    private final Map<String, Spare> spares = new ConcurrentHashMap<>();
+    /** Each workspace's spare: a slot is put in when its start is decided, and owned by whoever removes it. */
+    private final Map<String, Slot> spares = new ConcurrentHashMap<>();
     private final AtomicLong warmBlocks = new AtomicLong();
     private final LongSupplier nanoClock;
+    /** Starts spares off the block's path; in tests, on the caller's thread. */
+    private final Executor starter;
+    private final ExecutorService ownStarter;
     private final ScheduledExecutorService housekeeping;
     private volatile boolean closed;
 
     WarmPython(AbstractEngine engine) {
-        this(engine, System::nanoTime, true);
+        this.engine = Objects.requireNonNull(engine, "engine");
+        this.nanoClock = System::nanoTime;
+        this.ownStarter = Executors.newSingleThreadExecutor(IoThreads.daemonThreads("codeexec-warm-python-start-"));
+        this.starter = ownStarter;
+        this.housekeeping = Executors.newSingleThreadScheduledExecutor(IoThreads.daemonThreads("codeexec-warm-python-"));
+        this.housekeeping.scheduleWithFixedDelay(this::killIdle, 10, 10, TimeUnit.SECONDS);
     }
 
-    /** For tests: a fake clock, and no housekeeping thread ({@link #killIdle()} is called by the test). */
-    WarmPython(AbstractEngine engine, LongSupplier nanoClock, boolean housekeeping) {
+    /** For tests: a fake clock, spares started on the caller's thread, no housekeeping (the test calls it). */
+    WarmPython(AbstractEngine engine, LongSupplier nanoClock) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.nanoClock = nanoClock;
-        if (housekeeping) {
-            this.housekeeping = Executors.newSingleThreadScheduledExecutor(
-                    IoThreads.daemonThreads("codeexec-warm-python-"));
-            this.housekeeping.scheduleWithFixedDelay(this::killIdle, 10, 10, TimeUnit.SECONDS);
-        } else {
-            this.housekeeping = null;
-        }
+        this.starter = Runnable::run;
+        this.ownStarter = null;
+        this.housekeeping = null;
     }
 
     /** Python blocks since the engine was built that ran in a warm process. */
@@ -139,9 +158,17 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
         return warmBlocks.get();
     }
 
-    /** Spares alive now (for tests and diagnostics). */
+    /** Spares alive or being started now (for tests and diagnostics). */
     int spareCount() {
         return spares.size();
+    }
+
+    /** For tests: waits until the workspace's spare, if one is being started, has started (or failed to). */
+    void awaitStarted(String workspaceId) {
+        Slot slot = spares.get(workspaceId);
+        if (slot != null) {
+            IoThreads.await(slot.started, START_WAIT);
+        }
     }
 
     @Override
@@ -149,7 +176,8 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
         if (language != CodeLanguage.PYTHON) {
             return engine.runner().runProgram(ws, fresh);
         }
-        Spare spare = spares.remove(ws.id());
+        Slot slot = spares.remove(ws.id());
+        Spare spare = slot == null ? null : slot.take();
         RunResult r = spare == null ? null : handOff(spare, ws, fresh);
         if (r != null) {
             warmBlocks.incrementAndGet();
@@ -164,21 +192,19 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
 
     /** Kills the workspace's spare, if any: another program runs there, or the workspace goes. */
     void discard(String workspaceId) {
-        Spare s = spares.remove(workspaceId);
-        if (s != null) {
-            s.kill();
+        Slot slot = spares.remove(workspaceId);
+        if (slot != null) {
+            slot.discard();
         }
     }
 
-    /** Kills spares unused for {@link #IDLE_LIFE} and forgets dead ones. */
+    /** Kills spares unused for {@link #IDLE_LIFE} and forgets dead ones and failed starts. */
     void killIdle() {
         long now = nanoClock.getAsLong();
-        for (Map.Entry<String, Spare> e : spares.entrySet()) {
-            Spare s = e.getValue();
-            if (s.process.exit().isDone() || now - s.startedNanos > IDLE_LIFE.toNanos()) {
-                if (spares.remove(e.getKey(), s)) {
-                    s.kill();
-                }
+        for (Map.Entry<String, Slot> e : spares.entrySet()) {
+            Slot slot = e.getValue();
+            if (slot.deadOrIdle(now) && spares.remove(e.getKey(), slot)) {
+                slot.discard();
             }
         }
     }
@@ -189,8 +215,16 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
         if (housekeeping != null) {
             housekeeping.shutdownNow();
         }
+        if (ownStarter != null) {
+            ownStarter.shutdown();
+        }
         for (String id : List.copyOf(spares.keySet())) {
-            discard(id);
+            Slot slot = spares.remove(id);
+            if (slot != null) {
+                // Waits for a start in flight, so that no spare outlives the engine's close.
+                IoThreads.await(slot.started, START_WAIT);
+                slot.discard();
+            }
         }
     }
 
@@ -214,27 +248,78 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
         return spare.finish(ws, fresh.timeout());
     }
 
-    /** Starts the workspace's next spare; a failure only means the next block runs fresh. */
+    /**
+     * Starts the workspace's next spare off the caller's path; a failure only means the next block runs fresh. The
+     * engine's key is taken now, before the start: a change after it shows at the hand-off.
+     */
     private void startSpare(Workspace ws, RunProgramSpec fresh) {
-        if (closed || engine.isClosed() || spares.size() >= MAX_SPARES || spares.containsKey(ws.id())) {
+        if (closed || engine.isClosed() || spares.size() >= MAX_SPARES) {
             return;
         }
         Object key = engine.warmSpareKey(ws);
         if (key == null) {
             return;
         }
-        RunProgramSpec spec = spareSpec(fresh);
-        Spare spare;
-        try {
-            spare = Spare.start(engine, ws, spec, key, nanoClock.getAsLong());
-        } catch (RuntimeException e) {
-            LOG.debug("no warm python spare for workspace {}: {}", ws.id(), e.toString());
+        Slot slot = new Slot(nanoClock.getAsLong());
+        if (spares.putIfAbsent(ws.id(), slot) != null) {
             return;
         }
-        Spare before = spares.putIfAbsent(ws.id(), spare);
-        if (before != null || closed) {
-            spares.remove(ws.id(), spare);
-            spare.kill();
+        RunProgramSpec spec = spareSpec(fresh);
+        Runnable start = () -> {
+            Spare spare = null;
+            try {
+                if (!closed && spares.get(ws.id()) == slot) {
+                    spare = Spare.start(engine, ws, spec, key);
+                }
+            } catch (RuntimeException | Error e) {
+                LOG.debug("no warm python spare for workspace {}: {}", ws.id(), e.toString());
+            }
+            // Removed meanwhile? Its remover discarded the slot, which kills the spare now that it completes.
+            slot.started.complete(spare);
+        };
+        try {
+            starter.execute(start);
+        } catch (RejectedExecutionException e) {
+            spares.remove(ws.id(), slot);
+            slot.started.complete(null);
+        }
+    }
+
+    /** A workspace's spare, started or being started. */
+    private static final class Slot {
+
+        final long createdNanos;
+        /** Completes with the spare, or null when none could be started. */
+        final CompletableFuture<Spare> started = new CompletableFuture<>();
+
+        Slot(long createdNanos) {
+            this.createdNanos = createdNanos;
+        }
+
+        /** The spare for a block, waiting for a start in flight; null when there is none (then it is discarded). */
+        Spare take() {
+            if (IoThreads.await(started, START_WAIT)) {
+                return started.join();
+            }
+            discard();
+            return null;
+        }
+
+        /** Kills the spare: now when started, or as soon as its start completes. */
+        void discard() {
+            started.whenComplete((s, e) -> {
+                if (s != null) {
+                    s.kill();
+                }
+            });
+        }
+
+        boolean deadOrIdle(long now) {
+            if (!started.isDone()) {
+                return false;
+            }
+            Spare s = started.join();
+            return s == null || s.process.exit().isDone() || now - createdNanos > IDLE_LIFE.toNanos();
         }
     }
 
@@ -251,27 +336,26 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
         final ChannelProcess process;
         final RunProgramSpec spec;
         final Object key;
-        final long startedNanos;
         final BoundedOutput out;
         final BoundedOutput err;
         final OutputSaving saving;
         final String folder;
+        private final AtomicBoolean ended = new AtomicBoolean();
 
         private Spare(AbstractEngine engine, PreparedRun run, ChannelProcess process, RunProgramSpec spec, Object key,
-                      long startedNanos, BoundedOutput out, BoundedOutput err, OutputSaving saving, String folder) {
+                      BoundedOutput out, BoundedOutput err, OutputSaving saving, String folder) {
             this.engine = engine;
             this.run = run;
             this.process = process;
             this.spec = spec;
             this.key = key;
-            this.startedNanos = startedNanos;
             this.out = out;
             this.err = err;
             this.saving = saving;
             this.folder = folder;
         }
 
-        static Spare start(AbstractEngine engine, Workspace ws, RunProgramSpec spec, Object key, long now) {
+        static Spare start(AbstractEngine engine, Workspace ws, RunProgramSpec spec, Object key) {
             PreparedRun run = engine.prepare(ws, spec);
             String folder = run.runFolder();
             OutputSaving saving = engine.outputSaving();
@@ -288,7 +372,7 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
                     (stream == StdStream.STDOUT ? out : err).write(b, off, len);
                     listener.onOutput(stream, b, off, len);
                 });
-                return new Spare(engine, run, p, spec, key, now, out, err, saving, folder);
+                return new Spare(engine, run, p, spec, key, out, err, saving, folder);
             } catch (RuntimeException | Error e) {
                 engine.runFinished(folder);
                 run.release();
@@ -336,6 +420,9 @@ final class WarmPython implements BlockPrograms.ScriptRunner, AutoCloseable {
         }
 
         private void end() {
+            if (!ended.compareAndSet(false, true)) {
+                return;
+            }
             try {
                 engine.runFinished(folder);
                 run.release();

@@ -104,7 +104,8 @@ class WarmPythonLocalIT {
         try (LocalEngine engine = LocalEngine.builder().rootDir(tmp.resolve("r")).warmPython(true).build()) {
             Workspace ws = engine.manager().createWorkspace("r", WorkspacePolicy.DEFAULT);
             exec(engine, ws, "pass", Duration.ofSeconds(30));
-            assertThat(spares(ws)).hasSize(1); // positive control: the spare is there and found
+            ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
+            awaitSpare(ws); // positive control: the spare is there and found
             engine.manager().cleanup(ws);
             awaitNoSpare(ws);
         }
@@ -116,7 +117,8 @@ class WarmPythonLocalIT {
         try (LocalEngine engine = LocalEngine.builder().rootDir(tmp.resolve("c")).warmPython(true).build()) {
             ws = engine.manager().createWorkspace("c", WorkspacePolicy.DEFAULT);
             exec(engine, ws, "pass", Duration.ofSeconds(30));
-            assertThat(spares(ws)).hasSize(1);
+            ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
+            awaitSpare(ws);
         }
         assertThat(spares(ws)).isEmpty();
     }
@@ -126,6 +128,7 @@ class WarmPythonLocalIT {
         try (LocalEngine engine = LocalEngine.builder().rootDir(tmp.resolve("o")).warmPython(true).build()) {
             Workspace ws = engine.manager().createWorkspace("o", WorkspacePolicy.DEFAULT);
             exec(engine, ws, "pass", Duration.ofSeconds(30));
+            ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
             engine.runner().runProgram(ws, RunProgramSpec.builder("true").build());
             assertThat(spares(ws)).isEmpty();
             exec(engine, ws, "pass", Duration.ofSeconds(30));
@@ -146,6 +149,14 @@ class WarmPythonLocalIT {
             assertThat(engine.warmPythonBlocks()).isZero();
             assertThat(spares(ws)).isEmpty();
         }
+    }
+
+    /** Waits for the workspace's spare's processes to show in {@code /proc} (its launcher may still be starting it). */
+    static void awaitSpare(Workspace ws) throws Exception {
+        for (int i = 0; i < 200 && spares(ws).isEmpty(); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(spares(ws)).isNotEmpty();
     }
 
     /** Waits for the workspace's spare to exit by itself (it polls its working directory). */

@@ -176,7 +176,7 @@ class WarmPythonTest {
     @Test
     void should_run_the_first_block_fresh_and_start_a_spare_for_the_next() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
 
         RunResult r = warm.run(CodeLanguage.PYTHON, WS, BLOCK);
 
@@ -193,7 +193,7 @@ class WarmPythonTest {
     @Test
     void should_hand_the_block_to_the_spare_when_one_is_waiting() throws Exception {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         Proc spare = engine.spares().get(0);
 
@@ -218,7 +218,7 @@ class WarmPythonTest {
     @Test
     void should_run_fresh_when_the_spare_died_before_the_hand_off() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         engine.spares().get(0).exit.complete(1);
 
@@ -233,7 +233,7 @@ class WarmPythonTest {
     @Test
     void should_run_fresh_when_the_hand_off_cannot_be_written() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         Proc spare = engine.spares().get(0);
         spare.stdinFails = true;
@@ -249,7 +249,7 @@ class WarmPythonTest {
     @Test
     void should_run_fresh_and_kill_the_spare_when_the_workspace_key_changed() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         Proc spare = engine.spares().get(0);
         engine.key = "changed";
@@ -266,7 +266,7 @@ class WarmPythonTest {
     void should_start_no_spare_when_the_engine_allows_none() {
         FakeEngine engine = new FakeEngine();
         engine.key = null;
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
 
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
@@ -278,7 +278,7 @@ class WarmPythonTest {
     @Test
     void should_run_other_languages_fresh_without_a_spare() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
 
         RunResult r = warm.run(CodeLanguage.BASH, WS, RunProgramSpec.builder("bash").args("../runs/code_0.sh").build());
 
@@ -289,7 +289,7 @@ class WarmPythonTest {
     @Test
     void should_kill_the_block_tree_when_it_outlives_its_timeout_from_the_hand_off() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         Proc spare = engine.spares().get(0);
 
@@ -305,7 +305,7 @@ class WarmPythonTest {
     @Test
     void should_keep_one_spare_per_workspace_and_a_bounded_number_per_engine() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         for (int i = 0; i < WarmPython.MAX_SPARES + 5; i++) {
             warm.run(CodeLanguage.PYTHON, new Workspace("w" + i, "/nowhere/w" + i), BLOCK);
         }
@@ -323,7 +323,7 @@ class WarmPythonTest {
     void should_kill_spares_idle_longer_than_their_life() {
         FakeEngine engine = new FakeEngine();
         AtomicLong clock = new AtomicLong();
-        WarmPython warm = new WarmPython(engine, clock::get, false);
+        WarmPython warm = new WarmPython(engine, clock::get);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         Proc spare = engine.spares().get(0);
 
@@ -340,7 +340,7 @@ class WarmPythonTest {
     @Test
     void should_kill_the_spare_when_another_program_runs_in_its_workspace() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
 
         warm.discard(WS.id());
@@ -353,7 +353,7 @@ class WarmPythonTest {
     @Test
     void should_start_no_spare_once_closed() {
         FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0, false);
+        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.close();
 
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);

@@ -33,7 +33,8 @@ import java.util.concurrent.Callable;
  * calls of a conversation). The contenders alternate, their order rotated each round, so drift hits all alike.
  * Contenders:
  * <ul>
- *   <li>raw: {@code python3 -c 'print(1)'} started with {@link ProcessBuilder}, its output read to the end;</li>
+ *   <li>raw: {@code /usr/bin/python3 -c 'print(1)'} (the interpreter the engines find on their clean {@code PATH})
+ *       started with {@link ProcessBuilder} in an environment of only {@code PATH}, its output read to the end;</li>
  *   <li>local warm / fresh: {@link LocalEngine#executeCode} with {@code warmPython(true)} / without;</li>
  *   <li>local warm through the {@code execute_code} tool ({@link WorkspaceTools#executeCode});</li>
  *   <li>sandbox: {@link SandboxEngine#executeCode} built with {@code warmPython(true)}; its count of warm blocks is
@@ -47,6 +48,8 @@ public final class WarmPythonBenchmark {
     /** {@value} ms between two samples. */
     static final int GAP_MILLIS = 75;
     private static final String CODE = "print(1)";
+    /** The interpreter the engines find on a clean {@code PATH} (and the Jupyter kernel's). */
+    private static final String PYTHON = "/usr/bin/python3";
 
     private WarmPythonBenchmark() {
     }
@@ -59,7 +62,7 @@ public final class WarmPythonBenchmark {
              LocalEngine fresh = LocalEngine.builder().build();
              LocalEngine toolEngine = LocalEngine.builder().warmPython(true).build();
              SandboxEngine sandbox = SandboxEngine.builder().warmPython(true).build();
-             JupyterEngine jupyter = JupyterEngine.builder().python("/usr/bin/python3").build();
+             JupyterEngine jupyter = JupyterEngine.builder().python(PYTHON).build();
              CodeExecution codeExec = CodeExecution.builder().engine(toolEngine).build()) {
             WorkspaceTools tools = codeExec.tools();
             InvocationContext ctx = InvocationContext.builder().invocationId(UUID.randomUUID())
@@ -129,7 +132,10 @@ public final class WarmPythonBenchmark {
     }
 
     private static Object raw() throws Exception {
-        Process p = new ProcessBuilder("python3", "-c", CODE).redirectErrorStream(true).start();
+        ProcessBuilder pb = new ProcessBuilder(PYTHON, "-c", CODE).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().put("PATH", "/usr/bin:/bin");
+        Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0 || !out.strip().equals("1")) {
             throw new IllegalStateException("unexpected raw result: " + out);
