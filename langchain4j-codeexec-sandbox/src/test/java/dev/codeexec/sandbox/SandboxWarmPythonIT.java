@@ -7,6 +7,7 @@ import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.engine.PutFile;
+import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import java.io.IOException;
@@ -81,6 +82,27 @@ class SandboxWarmPythonIT {
             }
         } finally {
             Files.deleteIfExists(planted);
+        }
+    }
+
+    @Test
+    void should_keep_a_stage_made_read_only_after_a_python_block_read_only_for_the_next_block() throws IOException {
+        Path skill = Files.createDirectories(tmp.resolve("inputs/skill"));
+        Files.writeString(skill.resolve("SKILL.md"), "instructions");
+        try (SandboxEngine engine = SandboxEngine.builder().rootDir(tmp.resolve("ro"))
+                .inputRoots(List.of(tmp.resolve("inputs"))).warmPython(true).build()) {
+            Workspace ws = engine.manager().createWorkspace("ro", WorkspacePolicy.DEFAULT);
+            exec(engine, ws, "pass"); // a spare for the next block would be planned now, before the stage
+            engine.fs().stageDirectory(ws, skill, "skills/demo", new StageOptions(true, false));
+            CodeExecutionResult r = exec(engine, ws, "import os\n"
+                    + "p = os.environ['SKILLS_DIR'] + '/demo/SKILL.md'\n"
+                    + "try:\n    os.chmod(p, 0o666)\n    open(p, 'w').write('changed')\n    print('stage written')\n"
+                    + "except OSError as e:\n    print('stage refused', e.errno)\n"
+                    + "open('mine.txt', 'w').write('x')\nprint('work written')\n");
+            assertThat(r.output()).contains("stage refused").doesNotContain("stage written");
+            // Positive control: the same block writes its own files.
+            assertThat(r.output()).contains("work written");
+            assertThat(Files.readString(Path.of(ws.path(), "skills/demo/SKILL.md"))).isEqualTo("instructions");
         }
     }
 
