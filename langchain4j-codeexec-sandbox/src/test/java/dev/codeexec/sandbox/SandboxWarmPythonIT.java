@@ -15,10 +15,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -107,25 +105,20 @@ class SandboxWarmPythonIT {
     }
 
     /** Processes running the warm path's stub in the workspace (a sandboxed one shows its host directory). */
-    private static List<Long> stubProcesses(Workspace ws) throws IOException {
-        List<Long> found = new ArrayList<>();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path p : (Iterable<Path>) procs::iterator) {
-                String name = p.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit)) {
-                    continue;
-                }
-                try {
-                    String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8);
-                    String cwd = Files.readSymbolicLink(p.resolve("cwd")).toString();
-                    if (cmd.contains("del sys.path[0]") && cwd.startsWith(ws.path())) {
-                        found.add(Long.parseLong(name));
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // The process ended meanwhile.
-                }
-            }
+    private static List<Long> stubProcesses(Workspace ws) {
+        return ProcessHandle.allProcesses()
+                .filter(h -> h.info().commandLine().orElse("").contains("del sys.path[0]"))
+                .filter(h -> inWorkspace(h.pid(), ws))
+                .map(ProcessHandle::pid)
+                .toList();
+    }
+
+    private static boolean inWorkspace(long pid, Workspace ws) {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd")).toString()
+                    .startsWith(ws.path());
+        } catch (IOException | RuntimeException e) {
+            return false; // gone meanwhile
         }
-        return found;
     }
 }

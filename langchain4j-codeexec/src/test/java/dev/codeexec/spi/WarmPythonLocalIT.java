@@ -46,6 +46,12 @@ class WarmPythonLocalIT {
         return engine.executeCode(ws, new CodeExecutionInput(List.of(CodeBlock.of("python", code)), null, timeout));
     }
 
+    /** Runs a first block, which starts the workspace's spare, and waits until the spare has started. */
+    private static void primed(LocalEngine engine, Workspace ws) {
+        exec(engine, ws, "pass", Duration.ofSeconds(30));
+        ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
+    }
+
     private static String normalized(CodeExecutionResult r, Workspace ws) {
         return r.output().replace(ws.path(), "<ws>") + "|exit=" + r.exitCode() + "|timedOut=" + r.timedOut();
     }
@@ -103,8 +109,7 @@ class WarmPythonLocalIT {
     void should_leave_no_spare_when_the_workspace_is_removed() throws Exception {
         try (LocalEngine engine = LocalEngine.builder().rootDir(tmp.resolve("r")).warmPython(true).build()) {
             Workspace ws = engine.manager().createWorkspace("r", WorkspacePolicy.DEFAULT);
-            exec(engine, ws, "pass", Duration.ofSeconds(30));
-            ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
+            primed(engine, ws);
             awaitSpare(ws); // positive control: the spare is there and found
             engine.manager().cleanup(ws);
             awaitNoSpare(ws);
@@ -116,8 +121,7 @@ class WarmPythonLocalIT {
         Workspace ws;
         try (LocalEngine engine = LocalEngine.builder().rootDir(tmp.resolve("c")).warmPython(true).build()) {
             ws = engine.manager().createWorkspace("c", WorkspacePolicy.DEFAULT);
-            exec(engine, ws, "pass", Duration.ofSeconds(30));
-            ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
+            primed(engine, ws);
             awaitSpare(ws);
         }
         assertThat(spares(ws)).isEmpty();
@@ -127,8 +131,7 @@ class WarmPythonLocalIT {
     void should_run_fresh_when_another_program_ran_in_the_workspace_since() throws Exception {
         try (LocalEngine engine = LocalEngine.builder().rootDir(tmp.resolve("o")).warmPython(true).build()) {
             Workspace ws = engine.manager().createWorkspace("o", WorkspacePolicy.DEFAULT);
-            exec(engine, ws, "pass", Duration.ofSeconds(30));
-            ((AbstractEngine) engine).warmPython().awaitStarted(ws.id());
+            primed(engine, ws);
             engine.runner().runProgram(ws, RunProgramSpec.builder("true").build());
             assertThat(spares(ws)).isEmpty();
             exec(engine, ws, "pass", Duration.ofSeconds(30));

@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -82,25 +83,15 @@ class WarmPythonTest {
             };
         }
 
-        @Override
-        public CompletableFuture<Integer> exit() {
-            return exit;
-        }
-
-        @Override
-        public CompletableFuture<Void> outputEnd() {
-            return outputEnd;
-        }
-
-        @Override
-        public void signal(ProgramSignal signal) {
-        }
+        // One line each: the futures are the whole of this fake's state.
+        @Override public CompletableFuture<Integer> exit() { return exit; }
+        @Override public CompletableFuture<Void> outputEnd() { return outputEnd; }
+        @Override public void signal(ProgramSignal signal) { }
 
         @Override
         public void killTree() {
             kills.incrementAndGet();
-            outputEnd.complete(null);
-            exit.complete(137);
+            end("", "", 137);
         }
     }
 
@@ -173,10 +164,23 @@ class WarmPythonTest {
         }
     }
 
+    private final AtomicLong clock = new AtomicLong();
+    private final FakeEngine engine = new FakeEngine();
+    private final WarmPython warm = new WarmPython(engine, clock::get);
+
+    @AfterEach
+    void closePool() {
+        warm.close();
+    }
+
+    /** Runs a first block (fresh), which starts the workspace's spare, and returns the spare. */
+    private Proc primed() {
+        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
+        return engine.spares().get(0);
+    }
+
     @Test
     void should_run_the_first_block_fresh_and_start_a_spare_for_the_next() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
 
         RunResult r = warm.run(CodeLanguage.PYTHON, WS, BLOCK);
 
@@ -187,15 +191,11 @@ class WarmPythonTest {
         assertThat(spare.launch.directory()).isEqualTo("/w");
         assertThat(spare.stdinClosed.get()).isFalse();
         assertThat(warm.warmBlocks()).isZero();
-        warm.close();
     }
 
     @Test
     void should_hand_the_block_to_the_spare_when_one_is_waiting() throws Exception {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
-        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
-        Proc spare = engine.spares().get(0);
+        Proc spare = primed();
 
         CompletableFuture<RunResult> f = CompletableFuture.supplyAsync(() -> warm.run(CodeLanguage.PYTHON, WS, BLOCK));
         while (!spare.stdinClosed.get()) {
@@ -217,25 +217,18 @@ class WarmPythonTest {
 
     @Test
     void should_run_fresh_when_the_spare_died_before_the_hand_off() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
-        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
-        engine.spares().get(0).exit.complete(1);
+        primed().exit.complete(1);
 
         RunResult r = warm.run(CodeLanguage.PYTHON, WS, BLOCK);
 
         assertThat(r.stdout()).isEqualTo("fresh\n");
         assertThat(r.exitCode()).isZero();
         assertThat(warm.warmBlocks()).isZero();
-        warm.close();
     }
 
     @Test
     void should_run_fresh_when_the_hand_off_cannot_be_written() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
-        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
-        Proc spare = engine.spares().get(0);
+        Proc spare = primed();
         spare.stdinFails = true;
 
         RunResult r = warm.run(CodeLanguage.PYTHON, WS, BLOCK);
@@ -243,15 +236,11 @@ class WarmPythonTest {
         assertThat(r.stdout()).isEqualTo("fresh\n");
         assertThat(spare.kills.get()).isPositive();
         assertThat(warm.warmBlocks()).isZero();
-        warm.close();
     }
 
     @Test
     void should_run_fresh_and_kill_the_spare_when_the_workspace_key_changed() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
-        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
-        Proc spare = engine.spares().get(0);
+        Proc spare = primed();
         engine.key = "changed";
 
         RunResult r = warm.run(CodeLanguage.PYTHON, WS, BLOCK);
@@ -259,14 +248,11 @@ class WarmPythonTest {
         assertThat(r.stdout()).isEqualTo("fresh\n");
         assertThat(spare.kills.get()).isPositive();
         assertThat(spare.stdin.size()).isZero();
-        warm.close();
     }
 
     @Test
     void should_start_no_spare_when_the_engine_allows_none() {
-        FakeEngine engine = new FakeEngine();
         engine.key = null;
-        WarmPython warm = new WarmPython(engine, () -> 0);
 
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
@@ -277,8 +263,6 @@ class WarmPythonTest {
 
     @Test
     void should_run_other_languages_fresh_without_a_spare() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
 
         RunResult r = warm.run(CodeLanguage.BASH, WS, RunProgramSpec.builder("bash").args("../runs/code_0.sh").build());
 
@@ -288,10 +272,7 @@ class WarmPythonTest {
 
     @Test
     void should_kill_the_block_tree_when_it_outlives_its_timeout_from_the_hand_off() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
-        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
-        Proc spare = engine.spares().get(0);
+        Proc spare = primed();
 
         RunResult r = warm.run(CodeLanguage.PYTHON, WS, BLOCK.toBuilder().timeout(Duration.ofMillis(1)).build());
 
@@ -299,13 +280,10 @@ class WarmPythonTest {
         assertThat(r.exitCode()).isEqualTo(-1);
         assertThat(spare.kills.get()).isPositive();
         assertThat(warm.warmBlocks()).isEqualTo(1);
-        warm.close();
     }
 
     @Test
     void should_keep_one_spare_per_workspace_and_a_bounded_number_per_engine() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
         for (int i = 0; i < WarmPython.MAX_SPARES + 5; i++) {
             warm.run(CodeLanguage.PYTHON, new Workspace("w" + i, "/nowhere/w" + i), BLOCK);
         }
@@ -321,11 +299,7 @@ class WarmPythonTest {
 
     @Test
     void should_kill_spares_idle_longer_than_their_life() {
-        FakeEngine engine = new FakeEngine();
-        AtomicLong clock = new AtomicLong();
-        WarmPython warm = new WarmPython(engine, clock::get);
-        warm.run(CodeLanguage.PYTHON, WS, BLOCK);
-        Proc spare = engine.spares().get(0);
+        Proc spare = primed();
 
         clock.addAndGet(WarmPython.IDLE_LIFE.toNanos() - 1);
         warm.killIdle();
@@ -339,8 +313,6 @@ class WarmPythonTest {
 
     @Test
     void should_kill_the_spare_when_another_program_runs_in_its_workspace() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
 
         warm.discard(WS.id());
@@ -352,8 +324,6 @@ class WarmPythonTest {
 
     @Test
     void should_start_no_spare_once_closed() {
-        FakeEngine engine = new FakeEngine();
-        WarmPython warm = new WarmPython(engine, () -> 0);
         warm.close();
 
         warm.run(CodeLanguage.PYTHON, WS, BLOCK);
