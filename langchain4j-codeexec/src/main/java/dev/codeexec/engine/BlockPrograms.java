@@ -51,14 +51,31 @@ public final class BlockPrograms {
     }
 
     /**
+     * Runs the script of one block: by default {@code engine.runner().runProgram(ws, spec)}; an engine may run it
+     * another way with the same result (the SPI's warm python path, {@code EngineBuilder#warmPython}).
+     */
+    @FunctionalInterface
+    public interface ScriptRunner {
+
+        /** Runs {@code spec}, the fresh run of a block in {@code language}, or its exact equivalent. */
+        RunResult run(CodeLanguage language, Workspace ws, RunProgramSpec spec);
+    }
+
+    /**
      * Runs every block as a script: the default of {@link Engine#executeCode}. A block's standard output follows
      * the previous block's output as it is; its standard error starts on a line of its own.
      *
      * @throws InvalidSpecException for a block in a language no interpreter is known for (nothing runs then)
      */
     public static CodeExecutionResult execute(Engine engine, Workspace ws, CodeExecutionInput input) {
+        return execute(engine, ws, input, (lang, w, spec) -> engine.runner().runProgram(w, spec));
+    }
+
+    /** Like {@link #execute(Engine, Workspace, CodeExecutionInput)}, each script run by {@code scripts}. */
+    public static CodeExecutionResult execute(Engine engine, Workspace ws, CodeExecutionInput input,
+                                              ScriptRunner scripts) {
         requireLanguages(input, SCRIPT_LANGUAGES);
-        return run(engine, ws, input, null);
+        return run(engine, ws, input, null, Objects.requireNonNull(scripts, "scripts"));
     }
 
     /**
@@ -66,7 +83,8 @@ public final class BlockPrograms {
      * line of its own. The blocks' languages must have been checked ({@link #requireLanguages}).
      */
     public static CodeExecutionResult execute(Engine engine, Workspace ws, CodeExecutionInput input, Cells cells) {
-        return run(engine, ws, input, Objects.requireNonNull(cells, "cells"));
+        return run(engine, ws, input, Objects.requireNonNull(cells, "cells"),
+                (lang, w, spec) -> engine.runner().runProgram(w, spec));
     }
 
     /**
@@ -83,7 +101,8 @@ public final class BlockPrograms {
         }
     }
 
-    private static CodeExecutionResult run(Engine engine, Workspace ws, CodeExecutionInput input, Cells cells) {
+    private static CodeExecutionResult run(Engine engine, Workspace ws, CodeExecutionInput input, Cells cells,
+                                           ScriptRunner scripts) {
         StringBuilder output = new StringBuilder();
         int exitCode = 0;
         boolean timedOut = false;
@@ -96,7 +115,7 @@ public final class BlockPrograms {
                 o = cells.run(block.code());
                 onLineOfItsOwn(output, o.text());
             } else {
-                RunResult r = script(engine, ws, input, i, lang);
+                RunResult r = script(engine, ws, input, i, lang, scripts);
                 if (cells == null) {
                     output.append(r.stdout());
                 } else {
@@ -118,13 +137,14 @@ public final class BlockPrograms {
     }
 
     /** Writes block {@code i} to {@code runs/} and runs it from {@code work/} with its language's interpreter. */
-    private static RunResult script(Engine engine, Workspace ws, CodeExecutionInput input, int i, CodeLanguage lang) {
+    private static RunResult script(Engine engine, Workspace ws, CodeExecutionInput input, int i, CodeLanguage lang,
+                                    ScriptRunner scripts) {
         // Scripts are helper files of the run: runs/ keeps them out of work/ and out/, which hold the model's data.
         String file = "code_" + i + "." + lang.fileExtension();
         engine.fs().putFiles(ws, List.of(PutFile.of("runs/" + file,
                 input.codeBlocks().get(i).code().getBytes(StandardCharsets.UTF_8), lang.fileMode())));
         // Model-written snippets never see the host's environment where the engine can prevent it.
-        return engine.runner().runProgram(ws, RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file)
+        return scripts.run(lang, ws, RunProgramSpec.builder(lang.interpreter()).args("../runs/" + file)
                 .cwd("work").cleanEnv(engine.describe().supportsCleanEnv()).timeout(input.timeout()).build());
     }
 

@@ -5,6 +5,7 @@ import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.CodeExecutor;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.artifact.ArtifactSource;
+import dev.codeexec.engine.BlockPrograms;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.InteractiveProgramRunner;
@@ -12,6 +13,7 @@ import dev.codeexec.engine.EgressControl;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.Isolation;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ProgramSession;
@@ -52,6 +54,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       limits, checked against {@link dev.codeexec.engine.Capabilities capabilities} ({@link #limitsFor});</li>
  *   <li>{@link #executeCode(CodeExecutionInput)}: code blocks in the workspace of the input's execution id (kept
  *       until close) or in a temporary one;</li>
+ *   <li>with {@link EngineBuilder#warmPython}, python blocks in a pre-started interpreter of the workspace (one per
+ *       block, never shared), where {@link #warmSpareKey} allows it;</li>
  *   <li>{@link #close()}: idempotent; sessions, the code workspaces, then the backend's resources, every step run
  *       even when one fails (failures are thrown together, the first with the others suppressed).</li>
  * </ul>
@@ -75,7 +79,10 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     private final long maxSavedOutputBytes;
     /** The output saving of the run going on in this thread through {@link #runner()}; claimed by {@link #run}. */
     private final ThreadLocal<OutputSaving> pendingSaving = new ThreadLocal<>();
+    /** The warm python path, or null when off ({@link EngineBuilder#warmPython}). */
+    private final WarmPython warm;
     private final ProgramRunner runner = (ws, spec) -> {
+        discardSpare(ws);
         OutputSaving saving = outputSaving();
         if (saving != null) {
             pendingSaving.set(saving);
@@ -92,6 +99,7 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         }
     };
     private final InteractiveProgramRunner interactive = (ws, spec) -> {
+        discardSpare(ws);
         ProgramSession s = startProgram(ws, spec);
         trimHistory(ws);
         return s;
@@ -130,6 +138,7 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
             throw new InvalidSpecException("maxSavedOutputBytes (" + saved + ") must not be negative");
         }
         this.codeWorkspaces = WorkspaceRegistry.builder(this).build();
+        this.warm = settings.warmPythonOn() ? new WarmPython(this) : null;
     }
 
     /** The egress policy the engine was built with, or null (see {@link EngineBuilder#egress}). */
@@ -261,7 +270,7 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
      * ({@link EngineBuilder#maxSavedOutputBytes} 0), when run folders are deleted once a run is over (a run history
      * of 0), or when the file system cannot import.
      */
-    private OutputSaving outputSaving() {
+    OutputSaving outputSaving() {
         if (maxSavedOutputBytes == 0 || history.keep() == 0 || !(fs() instanceof EngineFileImport files)) {
             return null;
         }
@@ -271,6 +280,56 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
     /** The name of the run's folder under {@code runs/}; null when it has none. */
     private static String runFolder(PreparedRun run) {
         return run.runFolder();
+    }
+
+    /** The warm path's spares: a run folder in use (see {@link RunHistory}). */
+    final void runStarted(String folder) {
+        history.started(folder);
+    }
+
+    /** The warm path's spares: a run folder no longer in use. */
+    final void runFinished(String folder) {
+        history.finished(folder);
+    }
+
+    /** The warm path's blocks: trims the workspace's run history after a run. */
+    final void trimHistoryOf(Workspace ws) {
+        trimHistory(ws);
+    }
+
+    /**
+     * Whether, and on what terms, a warm python spare ({@link EngineBuilder#warmPython}) may serve the workspace: null
+     * when it may not; otherwise a value that a spare keeps from its start and that must still be equal at the
+     * hand-off, else the spare is discarded and the block runs fresh. It stands for everything the engine's
+     * {@link #prepare} takes from the workspace's state beyond the spec (read-only stages, protected names, the
+     * host's layout): where those changed, a spare's boundary is no longer the one a fresh run would get.
+     *
+     * <p>The default allows spares only on engines without a boundary ({@link Isolation#NONE}), whose runs depend on
+     * nothing but the spec; an engine with a boundary overrides it once it can tell when its plan of a workspace
+     * changes.
+     */
+    protected Object warmSpareKey(Workspace ws) {
+        return describe().isolation() == Isolation.NONE ? Boolean.TRUE : null;
+    }
+
+    /** The warm python path, or null when off (for tests). */
+    final WarmPython warmPython() {
+        return warm;
+    }
+
+    /** Another program runs or starts in the workspace: its warm spare, if any, is stale. */
+    private void discardSpare(Workspace ws) {
+        if (warm != null) {
+            warm.discard(ws.id());
+        }
+    }
+
+    /**
+     * Python blocks that ran in a warm interpreter ({@link EngineBuilder#warmPython}) since the engine was built; 0
+     * when the warm path is off. The other blocks ran in a fresh process.
+     */
+    public final long warmPythonBlocks() {
+        return warm == null ? 0 : warm.warmBlocks();
     }
 
     /** After a run or a session start: trims the workspace's run history (see {@link RunHistory}). */
@@ -339,6 +398,12 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
         return codeWorkspaces.withWorkspace(input.executionId(), ws -> executeCode(ws, input));
     }
 
+    /** Runs the blocks as scripts ({@link BlockPrograms}); python ones in a warm interpreter when that is on. */
+    @Override
+    public CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
+        return warm == null ? BlockPrograms.execute(this, ws, input) : BlockPrograms.execute(this, ws, input, warm);
+    }
+
     /** Kills running sessions, removes the code workspaces, then closes the backend. Idempotent. */
     @Override
     public final void close() {
@@ -346,6 +411,9 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
             return;
         }
         RuntimeException failure = null;
+        if (warm != null) {
+            failure = attempt(failure, warm::close);
+        }
         for (ProgramSession s : List.copyOf(sessions)) {
             failure = attempt(failure, s::close);
         }

@@ -27,6 +27,7 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     private Long maxSavedOutputBytes;
     private EgressPolicy egressPolicy;
     private EgressProxy.Builder egressProxy;
+    private boolean warmPython;
 
     protected EngineBuilder() {
     }
@@ -108,6 +109,23 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
         return self();
     }
 
+    /**
+     * Runs python blocks of {@link dev.codeexec.engine.Engine#executeCode} in a <em>warm</em> interpreter: one
+     * started ahead, through this engine, with the spec a fresh run of the block would have (working directory,
+     * environment, limits, boundary), waiting for its block. Each warm interpreter runs exactly one block and exits,
+     * as {@code python3 <file>} would: no state passes between blocks. A block falls back to a fresh process when
+     * there is no warm one (the first block of a workspace, another program ran there since, the spare died or was
+     * idle too long); nothing fails because of the warm path. Default false. See {@code docs/execution-path.md}.
+     *
+     * <p>It has effect only on engines whose runs it can reproduce exactly (without a boundary, such as the local
+     * engine, or with one the engine can tell is unchanged: see {@link AbstractEngine#warmSpareKey}); elsewhere every
+     * block runs fresh. Engines whose python blocks are cells of a stateful interpreter (Jupyter) are warm anyway.
+     */
+    public B warmPython(boolean warmPython) {
+        this.warmPython = warmPython;
+        return self();
+    }
+
     @SuppressWarnings("unchecked")
     protected final B self() {
         return (B) this;
@@ -121,6 +139,11 @@ public abstract class EngineBuilder<B extends EngineBuilder<B>> {
     /** The egress proxy's settings: those set, or the defaults. */
     protected final EgressProxy.Builder egressProxy() {
         return egressProxy == null ? EgressProxy.builder() : egressProxy;
+    }
+
+    /** True when {@link #warmPython(boolean)} turned the warm path on. */
+    final boolean warmPythonOn() {
+        return warmPython;
     }
 
     /** True when {@link #egressProxy(EgressProxy.Builder)} was called. */
