@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,8 +41,13 @@ final class InotifyService {
     private final Object drain = new Object();
     /** Open watches; guarded by {@code InotifyService.class}. */
     private int users;
-    /** Guarded by {@code drain}. */
-    private long tokens;
+    /**
+     * Rounds begun: raised before a round creates its sentinel, so that a round numbered above what a caller read
+     * on arrival made its sentinel after everything the caller had done by then.
+     */
+    private final AtomicLong rounds = new AtomicLong();
+    /** The last round that saw its sentinel arrive; guarded by {@code drain}. */
+    private long completed;
 
     private InotifyService(WatchService watcher, Path sentinelDir, WatchKey sentinelKey) {
         this.watcher = watcher;
@@ -134,46 +140,69 @@ final class InotifyService {
     /**
      * Hands every notice queued so far to its watches, and returns once every change made before the call has
      * been handed over; false when that could not be made sure of in time (then nothing can be trusted).
+     *
+     * <p>Concurrent callers share round trips: a round that began after a caller arrived covers that caller too
+     * (its sentinel was made after every change the caller made before the call, and the queue is in order), so a
+     * caller that finds such a round completed when it gets the drain returns at once. Under many conversations a
+     * wave of callers then waits for at most two round trips instead of one each.
      */
     boolean sync() {
+        long arrived = rounds.get();
         synchronized (drain) {
-            String token = "t" + (++tokens);
-            Path file = sentinelDir.resolve(token);
-            try {
-                Files.createFile(file);
-                Files.delete(file);
-            } catch (IOException e) {
-                // The private directory was removed (a cleaner of the temporary directory): make it again.
-                try {
-                    Files.createDirectories(sentinelDir);
-                    sentinelKey = sentinelDir.register(watcher, ENTRY_CREATE);
-                    Files.createFile(file);
-                    Files.delete(file);
-                } catch (IOException again) {
-                    return false;
-                }
+            if (completed > arrived) {
+                return true;
             }
-            long deadline = System.nanoTime() + HostChangeFeed.SYNC_TIMEOUT.toNanos();
-            boolean seen = false;
-            try {
-                while (!seen) {
-                    long left = deadline - System.nanoTime();
-                    WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
-                    if (k == null) {
-                        return false;
-                    }
-                    seen = handle(k, token);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            long round = rounds.incrementAndGet();
+            if (!roundTrip("t" + round)) {
                 return false;
             }
-            // A key reset during the loop is queued again behind the sentinel's: take those too.
-            for (WatchKey k = watcher.poll(); k != null; k = watcher.poll()) {
-                handle(k, token);
-            }
+            completed = round;
             return true;
         }
+    }
+
+    /** Round trips made so far (for tests). */
+    long roundTrips() {
+        return rounds.get();
+    }
+
+    /** One round: makes the sentinel {@code token} and hands over every notice up to its own. Holds {@code drain}. */
+    private boolean roundTrip(String token) {
+        Path file = sentinelDir.resolve(token);
+        try {
+            Files.createFile(file);
+            Files.delete(file);
+        } catch (IOException e) {
+            // The private directory was removed (a cleaner of the temporary directory): make it again.
+            try {
+                Files.createDirectories(sentinelDir);
+                sentinelKey = sentinelDir.register(watcher, ENTRY_CREATE);
+                Files.createFile(file);
+                Files.delete(file);
+            } catch (IOException again) {
+                return false;
+            }
+        }
+        long deadline = System.nanoTime() + HostChangeFeed.SYNC_TIMEOUT.toNanos();
+        boolean seen = false;
+        try {
+            while (!seen) {
+                long left = deadline - System.nanoTime();
+                WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
+                if (k == null) {
+                    return false;
+                }
+                seen = handle(k, token);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        // A key reset during the loop is queued again behind the sentinel's: take those too.
+        for (WatchKey k = watcher.poll(); k != null; k = watcher.poll()) {
+            handle(k, token);
+        }
+        return true;
     }
 
     /** Hands a key's notices to its owners; true when it carried the sentinel {@code token}. */
