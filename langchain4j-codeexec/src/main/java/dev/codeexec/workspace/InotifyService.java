@@ -42,12 +42,14 @@ final class InotifyService {
     /** Open watches; guarded by {@code InotifyService.class}. */
     private int users;
     /**
-     * Rounds begun: raised before a round creates its sentinel, so that a round numbered above what a caller read
-     * on arrival made its sentinel after everything the caller had done by then.
+     * Sentinels numbered so far. A number is taken before its sentinel is made, so a sentinel numbered at or above
+     * a caller's own was made after everything that caller had done before it took its number.
      */
-    private final AtomicLong rounds = new AtomicLong();
-    /** The last round that saw its sentinel arrive; guarded by {@code drain}. */
-    private long completed;
+    private final AtomicLong sentinels = new AtomicLong();
+    /** The highest sentinel number that arrived (or that an overflow made moot); guarded by {@code drain}. */
+    private long arrived;
+    /** Syncs that had to wait on the watch service for a sentinel (for tests); guarded by {@code drain}. */
+    private long waits;
 
     private InotifyService(WatchService watcher, Path sentinelDir, WatchKey sentinelKey) {
         this.watcher = watcher;
@@ -141,92 +143,117 @@ final class InotifyService {
      * Hands every notice queued so far to its watches, and returns once every change made before the call has
      * been handed over; false when that could not be made sure of in time (then nothing can be trusted).
      *
-     * <p>Concurrent callers share round trips: a round that began after a caller arrived covers that caller too
-     * (its sentinel was made after every change the caller made before the call, and the queue is in order), so a
-     * caller that finds such a round completed when it gets the drain returns at once. Under many conversations a
-     * wave of callers then waits for at most two round trips instead of one each.
+     * <p>Each call makes a sentinel of its own with a fresh number, outside the drain, so that the sentinels of
+     * concurrent calls travel through the queue together; one caller at a time drains, handing over the notices of
+     * every watch and noting the highest sentinel number that arrived. A call returns once a sentinel numbered at or
+     * above its own arrived (that sentinel was made after the call's changes, and the queue is in order), so under
+     * many conversations a wave of callers waits for one round trip, not one each in turn.
      */
     boolean sync() {
-        long arrived = rounds.get();
+        long mine = sentinels.incrementAndGet();
+        String token = "t" + mine;
+        boolean made = makeSentinel(token);
         synchronized (drain) {
-            if (completed > arrived) {
-                return true;
-            }
-            long round = rounds.incrementAndGet();
-            if (!roundTrip("t" + round)) {
+            if (!made && !remakeSentinel(token)) {
                 return false;
             }
-            completed = round;
+            if (arrived >= mine) {
+                return true;
+            }
+            waits++;
+            long deadline = System.nanoTime() + HostChangeFeed.SYNC_TIMEOUT.toNanos();
+            try {
+                while (arrived < mine) {
+                    long left = deadline - System.nanoTime();
+                    WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
+                    if (k == null) {
+                        return false;
+                    }
+                    handle(k);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            // A key reset during the loop is queued again behind the sentinel's: take those too.
+            for (WatchKey k = watcher.poll(); k != null; k = watcher.poll()) {
+                handle(k);
+            }
             return true;
         }
     }
 
-    /** Round trips made so far (for tests). */
-    long roundTrips() {
-        return rounds.get();
+    /** Syncs so far that waited on the watch service for a sentinel (for tests). */
+    long waits() {
+        synchronized (drain) {
+            return waits;
+        }
     }
 
-    /** One round: makes the sentinel {@code token} and hands over every notice up to its own. Holds {@code drain}. */
-    private boolean roundTrip(String token) {
+    /** Syncs so far (for tests). */
+    long syncs() {
+        return sentinels.get();
+    }
+
+    private boolean makeSentinel(String token) {
         Path file = sentinelDir.resolve(token);
         try {
             Files.createFile(file);
             Files.delete(file);
+            return true;
         } catch (IOException e) {
-            // The private directory was removed (a cleaner of the temporary directory): make it again.
-            try {
-                Files.createDirectories(sentinelDir);
-                sentinelKey = sentinelDir.register(watcher, ENTRY_CREATE);
-                Files.createFile(file);
-                Files.delete(file);
-            } catch (IOException again) {
-                return false;
-            }
-        }
-        long deadline = System.nanoTime() + HostChangeFeed.SYNC_TIMEOUT.toNanos();
-        boolean seen = false;
-        try {
-            while (!seen) {
-                long left = deadline - System.nanoTime();
-                WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
-                if (k == null) {
-                    return false;
-                }
-                seen = handle(k, token);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
             return false;
         }
-        // A key reset during the loop is queued again behind the sentinel's: take those too.
-        for (WatchKey k = watcher.poll(); k != null; k = watcher.poll()) {
-            handle(k, token);
-        }
-        return true;
     }
 
-    /** Hands a key's notices to its owners; true when it carried the sentinel {@code token}. */
-    private boolean handle(WatchKey k, String token) {
+    /**
+     * Makes the private directory again (a cleaner of the temporary directory removed it), watches it, and makes
+     * the sentinel there. Holds {@code drain}.
+     */
+    private boolean remakeSentinel(String token) {
+        try {
+            Files.createDirectories(sentinelDir);
+            sentinelKey = sentinelDir.register(watcher, ENTRY_CREATE);
+        } catch (IOException e) {
+            return false;
+        }
+        return makeSentinel(token);
+    }
+
+    /** Hands a key's notices to its owners, and notes the sentinels that arrived. Holds {@code drain}. */
+    private void handle(WatchKey k) {
         List<WatchEvent<?>> events = k.pollEvents();
         boolean valid = k.reset();
         if (k == sentinelKey) {
-            boolean seen = false;
             for (WatchEvent<?> e : events) {
                 if (e.kind() == OVERFLOW) {
-                    // The instance's queue overflowed: every watch lost track, and the token may be lost too.
+                    // The instance's queue overflowed: every watch lost track, and sentinels may be lost too. Every
+                    // caller numbered so far is answered by the lost track, which its watch's next poll sees.
+                    long issued = sentinels.get();
                     owners.values().forEach(m -> m.keySet().forEach(HostChangeFeed.HostWatch::lostTrack));
-                    seen = true;
-                } else if (token.equals(String.valueOf(e.context()))) {
-                    seen = true;
+                    arrived = Math.max(arrived, issued);
+                } else {
+                    arrived = Math.max(arrived, number(String.valueOf(e.context())));
                 }
             }
-            return seen;
+            return;
         }
         Map<HostChangeFeed.HostWatch, String> m = owners.get(k);
         if (m != null) {
             m.forEach((w, rel) -> w.offer(rel, events, valid));
         }
-        return false;
+    }
+
+    /** The number of a sentinel's name, or 0 for a name that is not one. */
+    private static long number(String name) {
+        if (name.length() < 2 || name.charAt(0) != 't') {
+            return 0;
+        }
+        try {
+            return Long.parseLong(name, 1, name.length(), 10);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private static void closeQuietly(WatchService w) {
