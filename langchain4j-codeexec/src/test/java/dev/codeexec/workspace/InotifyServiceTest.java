@@ -38,9 +38,12 @@ class InotifyServiceTest {
     HostWorkspaceManager manager;
     HostWorkspaceFS fs;
     ExecutorService pool;
+    InotifyService service;
 
     @BeforeEach
     void setUp() {
+        service = InotifyService.acquire();
+        assumeTrue(service != null, "no inotify on this host");
         manager = new HostWorkspaceManager(tmp.resolve("base"));
         fs = HostWorkspaceFS.builder().hostPaths(manager::hostPath).build();
         pool = Executors.newFixedThreadPool(THREADS);
@@ -48,79 +51,71 @@ class InotifyServiceTest {
 
     @AfterEach
     void tearDown() throws InterruptedException {
+        if (service == null) {
+            return;
+        }
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
         manager.close();
+        service.release();
     }
 
     @Test
     void should_report_every_file_a_caller_wrote_before_its_look_when_conversations_look_at_once() throws Exception {
-        InotifyService service = InotifyService.acquire();
-        assumeTrue(service != null, "no inotify on this host");
-        try {
-            CyclicBarrier start = new CyclicBarrier(THREADS);
-            List<Future<List<String>>> results = new ArrayList<>();
-            for (int i = 0; i < THREADS; i++) {
-                Workspace ws = manager.createWorkspace("c" + i, WorkspacePolicy.DEFAULT);
-                Path root = Path.of(ws.path());
-                results.add(pool.submit(() -> {
-                    List<String> wrong = new ArrayList<>();
-                    try (FileChangeTracker t = fs.trackChanges(ws, List.of("work", "out"))) {
-                        start.await();
-                        for (int k = 0; k < LOOKS; k++) {
-                            Files.writeString(root.resolve("work/f" + k + ".txt"), "x".repeat(k));
-                            List<String> seen = lines(t.changes());
-                            if (!seen.equals(List.of("+ work/f" + k + ".txt " + k))) {
-                                wrong.add(ws.id() + " look " + k + ": " + seen);
-                            }
+        CyclicBarrier start = new CyclicBarrier(THREADS);
+        List<Future<List<String>>> results = new ArrayList<>();
+        for (int i = 0; i < THREADS; i++) {
+            Workspace ws = manager.createWorkspace("c" + i, WorkspacePolicy.DEFAULT);
+            Path root = Path.of(ws.path());
+            results.add(pool.submit(() -> {
+                List<String> wrong = new ArrayList<>();
+                try (FileChangeTracker t = fs.trackChanges(ws, List.of("work", "out"))) {
+                    start.await();
+                    for (int k = 0; k < LOOKS; k++) {
+                        Files.writeString(root.resolve("work/f" + k + ".txt"), "x".repeat(k));
+                        List<String> seen = lines(t.changes());
+                        if (!seen.equals(List.of("+ work/f" + k + ".txt " + k))) {
+                            wrong.add(ws.id() + " look " + k + ": " + seen);
                         }
                     }
-                    return wrong;
-                }));
-            }
-            for (Future<List<String>> f : results) {
-                assertThat(f.get(60, TimeUnit.SECONDS)).as("looks that missed or misplaced a change").isEmpty();
-            }
-        } finally {
-            service.release();
+                }
+                return wrong;
+            }));
+        }
+        for (Future<List<String>> f : results) {
+            assertThat(f.get(60, TimeUnit.SECONDS)).as("looks that missed or misplaced a change").isEmpty();
         }
     }
 
     @Test
     void should_share_waits_when_callers_sync_at_once_and_never_wait_more_than_once_per_sync() throws Exception {
-        InotifyService service = InotifyService.acquire();
-        assumeTrue(service != null, "no inotify on this host");
-        try {
-            boolean shared = false;
-            for (int attempt = 0; attempt < 10 && !shared; attempt++) {
-                long waitsBefore = service.waits();
-                long syncsBefore = service.syncs();
-                CyclicBarrier start = new CyclicBarrier(THREADS);
-                List<Future<Boolean>> callers = new ArrayList<>();
-                for (int i = 0; i < THREADS; i++) {
-                    callers.add(pool.submit(() -> {
-                        start.await();
-                        boolean all = true;
-                        for (int k = 0; k < LOOKS; k++) {
-                            all &= service.sync();
-                        }
-                        return all;
-                    }));
-                }
-                for (Future<Boolean> f : callers) {
-                    assertThat(f.get(60, TimeUnit.SECONDS)).as("every sync completed").isTrue();
-                }
-                long syncs = service.syncs() - syncsBefore;
-                long waits = service.waits() - waitsBefore;
-                assertThat(syncs).isEqualTo((long) THREADS * LOOKS);
-                assertThat(waits).isPositive().isLessThanOrEqualTo(syncs);
-                shared = waits < syncs;
+        boolean shared = false;
+        for (int attempt = 0; attempt < 10 && !shared; attempt++) {
+            long waitsBefore = service.waits();
+            long syncsBefore = service.syncs();
+            CyclicBarrier start = new CyclicBarrier(THREADS);
+            List<Future<Boolean>> callers = new ArrayList<>();
+            for (int i = 0; i < THREADS; i++) {
+                callers.add(pool.submit(() -> {
+                    start.await();
+                    boolean all = true;
+                    for (int k = 0; k < LOOKS; k++) {
+                        all &= service.sync();
+                    }
+                    return all;
+                }));
             }
-            assertThat(shared).as("in at least one of the attempts, a sync found its sentinel handed over by another")
-                    .isTrue();
-        } finally {
-            service.release();
+            for (Future<Boolean> f : callers) {
+                assertThat(f.get(60, TimeUnit.SECONDS)).as("every sync completed").isTrue();
+            }
+            long syncs = service.syncs() - syncsBefore;
+            long waits = service.waits() - waitsBefore;
+            assertThat(syncs).isGreaterThanOrEqualTo((long) THREADS * LOOKS);
+            assertThat(waits).isPositive().isLessThanOrEqualTo(syncs);
+            shared = waits < syncs;
         }
+        assertThat(shared).as("in at least one of the attempts, a sync found its sentinel handed over by another")
+                .isTrue();
     }
 
     static List<String> lines(FileChanges c) {
