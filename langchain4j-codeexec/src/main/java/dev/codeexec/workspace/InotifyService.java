@@ -14,9 +14,12 @@ import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,8 +37,8 @@ final class InotifyService {
 
     private final WatchService watcher;
     private final Path sentinelDir;
-    /** Guarded by {@code drain}. */
-    private WatchKey sentinelKey;
+    /** Replaced under {@code drain}; read by the drainer. */
+    private volatile WatchKey sentinelKey;
     /** For each key, the watches that use it and the directory it is for each of them. */
     private final Map<WatchKey, Map<HostChangeFeed.HostWatch, String>> owners = new ConcurrentHashMap<>();
     private final Object drain = new Object();
@@ -46,10 +49,20 @@ final class InotifyService {
      * a caller's own was made after everything that caller had done before it took its number.
      */
     private final AtomicLong sentinels = new AtomicLong();
-    /** The highest sentinel number that arrived (or that an overflow made moot); guarded by {@code drain}. */
-    private long arrived;
-    /** Syncs that had to wait on the watch service for a sentinel (for tests); guarded by {@code drain}. */
-    private long waits;
+    /**
+     * The highest sentinel number that arrived (or that an overflow made moot), published once every key queued
+     * before it was handed over too; written by the drainer only.
+     */
+    private volatile long arrived;
+    /** True while a caller drains the watch service for everyone; guarded by {@code drain}. */
+    private boolean draining;
+    /**
+     * Callers waiting for their sentinel: woken by the drainer once a sentinel at or above theirs arrived, and the
+     * first of those still waiting when it stops draining, to drain in its place.
+     */
+    private final Queue<Waiter> waiting = new ConcurrentLinkedQueue<>();
+    /** Syncs that drained the watch service themselves (for tests); guarded by {@code drain}. */
+    private long drains;
 
     private InotifyService(WatchService watcher, Path sentinelDir, WatchKey sentinelKey) {
         this.watcher = watcher;
@@ -143,50 +156,121 @@ final class InotifyService {
      * Hands every notice queued so far to its watches, and returns once every change made before the call has
      * been handed over; false when that could not be made sure of in time (then nothing can be trusted).
      *
-     * <p>Each call makes a sentinel of its own with a fresh number, outside the drain, so that the sentinels of
-     * concurrent calls travel through the queue together; one caller at a time drains, handing over the notices of
-     * every watch and noting the highest sentinel number that arrived. A call returns once a sentinel numbered at or
-     * above its own arrived (that sentinel was made after the call's changes, and the queue is in order), so under
-     * many conversations a wave of callers waits for one round trip, not one each in turn.
+     * <p>Each call makes a sentinel of its own with a fresh number, without a lock, so that the sentinels of
+     * concurrent calls travel through the queue together. One caller at a time drains the watch service for all,
+     * handing over the notices of every watch, and publishes the highest sentinel number that arrived; a call
+     * returns once that is at or above its own number (that sentinel was made after the call's changes, and the
+     * queue is in order). The others wait parked, each woken as soon as a sentinel at or above its own arrived (the
+     * first still waiting when the drainer stops drains next), so under many conversations a wave of callers waits
+     * for about one round trip together, not for one round trip each in turn behind a lock.
      */
     boolean sync() {
         long mine = sentinels.incrementAndGet();
         String token = "t" + mine;
-        boolean made = makeSentinel(token);
-        synchronized (drain) {
-            if (!made && !remakeSentinel(token)) {
-                return false;
-            }
-            if (arrived >= mine) {
-                return true;
-            }
-            waits++;
-            long deadline = System.nanoTime() + HostChangeFeed.SYNC_TIMEOUT.toNanos();
-            try {
-                while (arrived < mine) {
-                    long left = deadline - System.nanoTime();
-                    WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
-                    if (k == null) {
-                        return false;
-                    }
-                    handle(k);
+        if (!makeSentinel(token)) {
+            synchronized (drain) {
+                if (!remakeSentinel(token)) {
+                    return false;
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
             }
-            // A key reset during the loop is queued again behind the sentinel's: take those too.
-            for (WatchKey k = watcher.poll(); k != null; k = watcher.poll()) {
-                handle(k);
+        }
+        long deadline = System.nanoTime() + HostChangeFeed.SYNC_TIMEOUT.toNanos();
+        Waiter me = new Waiter(Thread.currentThread(), mine);
+        waiting.add(me);
+        try {
+            while (arrived < mine) {
+                boolean lead;
+                synchronized (drain) {
+                    lead = !draining;
+                    if (lead) {
+                        draining = true;
+                        drains++;
+                    }
+                }
+                if (lead) {
+                    try {
+                        return drainUntil(mine, deadline);
+                    } finally {
+                        waiting.remove(me);
+                        synchronized (drain) {
+                            draining = false;
+                        }
+                        wakeNextDrainer();
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || me.thread().isInterrupted()) {
+                    // Given up: had this caller been woken to drain next, another must be.
+                    waiting.remove(me);
+                    wakeNextDrainer();
+                    return false;
+                }
+                LockSupport.parkNanos(this, left);
             }
             return true;
+        } finally {
+            waiting.remove(me);
         }
     }
 
-    /** Syncs so far that waited on the watch service for a sentinel (for tests). */
-    long waits() {
+    /**
+     * Drains the watch service until a sentinel numbered at or above {@code mine} arrived; false on time-out or
+     * interrupt. Only the one caller that is {@code draining} runs this.
+     */
+    private boolean drainUntil(long mine, long deadline) {
+        try {
+            while (arrived < mine) {
+                long left = deadline - System.nanoTime();
+                WatchKey k = left <= 0 ? null : watcher.poll(left, TimeUnit.NANOSECONDS);
+                if (k == null) {
+                    return false;
+                }
+                long seen = handle(k);
+                if (seen > arrived) {
+                    // A key reset before the sentinel arrived is queued again behind the sentinel's: take those
+                    // too, before anyone relies on the sentinel.
+                    for (WatchKey more = watcher.poll(); more != null; more = watcher.poll()) {
+                        seen = Math.max(seen, handle(more));
+                    }
+                    arrived = seen;
+                    wakeArrived(seen);
+                }
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** A caller waiting for the sentinel numbered {@code number}. */
+    private record Waiter(Thread thread, long number) {
+    }
+
+    /** Wakes the callers whose sentinel is covered by one numbered {@code upTo}. */
+    private void wakeArrived(long upTo) {
+        for (Waiter w : waiting) {
+            if (w.number() <= upTo) {
+                LockSupport.unpark(w.thread());
+            }
+        }
+    }
+
+    /** Wakes the first caller still waiting for its sentinel, to drain next. */
+    private void wakeNextDrainer() {
+        long upTo = arrived;
+        for (Waiter w : waiting) {
+            if (w.number() > upTo) {
+                LockSupport.unpark(w.thread());
+                return;
+            }
+        }
+    }
+
+    /** Syncs so far that drained the watch service themselves (for tests). */
+    long drains() {
         synchronized (drain) {
-            return waits;
+            return drains;
         }
     }
 
@@ -220,10 +304,14 @@ final class InotifyService {
         return makeSentinel(token);
     }
 
-    /** Hands a key's notices to its owners, and notes the sentinels that arrived. Holds {@code drain}. */
-    private void handle(WatchKey k) {
+    /**
+     * Hands a key's notices to its owners; returns the highest sentinel number among them (or {@link #arrived}).
+     * Only the drainer runs this.
+     */
+    private long handle(WatchKey k) {
         List<WatchEvent<?>> events = k.pollEvents();
         boolean valid = k.reset();
+        long seen = arrived;
         if (k == sentinelKey) {
             for (WatchEvent<?> e : events) {
                 if (e.kind() == OVERFLOW) {
@@ -231,17 +319,18 @@ final class InotifyService {
                     // caller numbered so far is answered by the lost track, which its watch's next poll sees.
                     long issued = sentinels.get();
                     owners.values().forEach(m -> m.keySet().forEach(HostChangeFeed.HostWatch::lostTrack));
-                    arrived = Math.max(arrived, issued);
+                    seen = Math.max(seen, issued);
                 } else {
-                    arrived = Math.max(arrived, number(String.valueOf(e.context())));
+                    seen = Math.max(seen, number(String.valueOf(e.context())));
                 }
             }
-            return;
+            return seen;
         }
         Map<HostChangeFeed.HostWatch, String> m = owners.get(k);
         if (m != null) {
             m.forEach((w, rel) -> w.offer(rel, events, valid));
         }
+        return seen;
     }
 
     /** The number of a sentinel's name, or 0 for a name that is not one. */

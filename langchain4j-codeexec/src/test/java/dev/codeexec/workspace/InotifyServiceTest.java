@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The shared inotify service under many conversations looking at once: a caller's sentinel may be handed over by
- * another caller's drain (so callers share the wait), and yet every look still sees every change its caller made before
- * it (counted, not timed).
+ * The shared inotify service under many conversations looking at once: one caller drains the watch service for the
+ * others (so callers share the wait), and yet every look still sees every change its caller made before it (counted,
+ * not timed).
  */
 class InotifyServiceTest {
 
@@ -88,10 +88,10 @@ class InotifyServiceTest {
     }
 
     @Test
-    void should_share_waits_when_callers_sync_at_once_and_never_wait_more_than_once_per_sync() throws Exception {
+    void should_let_one_caller_drain_for_others_when_callers_sync_at_once() throws Exception {
         boolean shared = false;
         for (int attempt = 0; attempt < 10 && !shared; attempt++) {
-            long waitsBefore = service.waits();
+            long drainsBefore = service.drains();
             long syncsBefore = service.syncs();
             CyclicBarrier start = new CyclicBarrier(THREADS);
             List<Future<Boolean>> callers = new ArrayList<>();
@@ -109,12 +109,12 @@ class InotifyServiceTest {
                 assertThat(f.get(60, TimeUnit.SECONDS)).as("every sync completed").isTrue();
             }
             long syncs = service.syncs() - syncsBefore;
-            long waits = service.waits() - waitsBefore;
+            long drains = service.drains() - drainsBefore;
             assertThat(syncs).isGreaterThanOrEqualTo((long) THREADS * LOOKS);
-            assertThat(waits).isPositive().isLessThanOrEqualTo(syncs);
-            shared = waits < syncs;
+            assertThat(drains).isPositive().isLessThanOrEqualTo(syncs);
+            shared = drains < syncs;
         }
-        assertThat(shared).as("in at least one of the attempts, a sync found its sentinel handed over by another")
+        assertThat(shared).as("in at least one of the attempts, a caller's sentinel was handed over by another's drain")
                 .isTrue();
     }
 
