@@ -3,6 +3,7 @@ package dev.codeexec.benchmarks.tools;
 import dev.codeexec.benchmarks.Stats;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.langchain4j.CodeExecution;
@@ -43,15 +44,19 @@ import java.util.stream.Stream;
  * the same run, on the local engine and on the sandbox. The raw program is the command line the engine launches,
  * without its control groups: {@link SandboxEngine#plannedLaunch} for the sandbox, the parent-death and namespace
  * wrappers around {@code bash -c} for the local engine. The ratio is then what the runtime adds under concurrency
- * (threads, locks, the tool layer's listing and result), not the cost of starting a process.
+ * (threads, locks, the tool layer's listing and result), not the cost of starting a process. A third contender, the
+ * engine's own runner ({@code engine.runner().runProgram}, same spec, a workspace of its own per thread), splits that
+ * ratio into the engine's share (runner / raw) and the tool layer's (tool / runner).
  *
- * <p>Reported per level: throughput (calls per second over the whole burst) and the ratio tool / raw of the time a
- * burst takes, latency p50 and p99 of a call, and the JVM's live threads and open descriptors at the peak (sampled
- * every 5 ms during the burst) and right after it, and, once per engine, after the idle threads' keep-alive (65 s,
- * {@code -Dcodeexec.bench.settleMillis}) with the engine still open, and after it is closed. Raw and tool bursts alternate, twice per level, so drift hits both.
+ * <p>Reported per level: throughput (calls per second over the whole burst) and the ratios tool / raw, runner / raw
+ * and tool / runner of the time the bursts took, latency p50, p90 and p99 of a call (and the ratios tool / raw of p50
+ * and p90), the host's load average right after the level, and the JVM's live threads and open descriptors at the
+ * peak (sampled every 5 ms during the burst) and right after it, and, once per engine, after the idle threads'
+ * keep-alive (65 s, {@code -Dcodeexec.bench.settleMillis}) with the engine still open, and after it is closed. Raw,
+ * runner and tool bursts alternate, twice per level, so drift hits all three.
  *
- * <p>Usage: {@code tools.ConcurrencyBenchmark [engines] [levels]}, defaults {@code local,sandbox} and
- * {@code 1,8,32,128}. Each conversation makes {@code max(8, 256 / level)} calls per burst.
+ * <p>Usage: {@code tools.ConcurrencyBenchmark [engines] [levels] [calls]}, defaults {@code local,sandbox},
+ * {@code 1,8,32,128} and {@code 256}. Each conversation makes {@code max(8, calls / level)} calls per burst.
  */
 public final class ConcurrencyBenchmark {
 
@@ -72,54 +77,78 @@ public final class ConcurrencyBenchmark {
         List<String> engines = List.of((args.length > 0 ? args[0] : "local,sandbox").split(","));
         int[] levels = Arrays.stream((args.length > 1 ? args[1] : "1,8,32,128").split(","))
                 .mapToInt(Integer::parseInt).toArray();
+        int perBurst = args.length > 2 ? Integer.parseInt(args[2]) : 256;
         for (String name : engines) {
-            measure(name, levels);
+            measure(name, levels, perBurst);
         }
     }
 
-    private static void measure(String name, int[] levels) throws Exception {
+    private static void measure(String name, int[] levels, int perBurst) throws Exception {
         Engine engine = name.equals("sandbox") ? SandboxEngine.create() : LocalEngine.create();
         System.out.println("== " + name + " engine, workspace_exec '" + COMMAND + "' per conversation");
-        System.out.println("conversations | calls | tool calls/s | raw runs/s | ratio tool/raw | tool p50 / p99 ms"
-                + " | raw p50 / p99 ms | threads peak / after | fds peak / after");
+        System.out.println("conversations | calls | tool calls/s | raw runs/s | ratio tool/raw | ratio runner/raw"
+                + " | ratio tool/runner | tool p50 / p90 / p99 ms | runner p50 / p90 ms | raw p50 / p90 / p99 ms"
+                + " | ratio tool/raw p50 / p90 | threads peak / after | fds peak / after | load");
         Counts idleBefore = Counts.now();
         try (engine; CodeExecution exec = CodeExecution.builder().engine(engine).build()) {
             WorkspaceTools tools = exec.tools();
             RunProgramSpec spec = RunProgramSpec.shell(COMMAND).cleanEnv(true)
                     .timeout(Duration.ofSeconds(CodeExecution.DEFAULT_TIMEOUT_SECONDS)).build();
             for (int level : levels) {
-                int calls = Math.max(8, 256 / level);
+                int calls = Math.max(8, perBurst / level);
                 List<InvocationContext> conversations = new ArrayList<>();
                 List<ProgramLaunch> raws = new ArrayList<>();
+                List<Workspace> runnerWorkspaces = new ArrayList<>();
                 for (int i = 0; i < level; i++) {
                     InvocationContext ctx = InvocationContext.builder().invocationId(UUID.randomUUID())
                             .chatMemoryId(name + "-" + level + "-" + i).timestampNow().build();
                     check(tools.workspaceExec(COMMAND, null, null, null, null, null, ctx)); // creates the workspace
                     conversations.add(ctx);
                     Workspace ws = engine.manager().createWorkspace("raw-" + level + "-" + i, WorkspacePolicy.DEFAULT);
+                    runnerWorkspaces.add(engine.manager().createWorkspace("runner-" + level + "-" + i,
+                            WorkspacePolicy.DEFAULT));
                     raws.add(engine instanceof SandboxEngine s ? s.plannedLaunch(ws, spec, AdditionalPermissions.NONE)
                             : new ProgramLaunch(LOCAL_WRAPPERS_AND_COMMAND, Map.of("PATH", LocalEngine.CLEAN_PATH),
                             ws.path(), null, spec.timeout(), 1 << 20, null));
                 }
                 Burst tool = new Burst();
                 Burst raw = new Burst();
+                Burst runner = new Burst();
                 for (int round = 0; round < 2; round++) {
                     raw.add(burst(level, calls, i -> () -> rawRun(raws.get(i))));
+                    runner.add(burst(level, calls, i -> () -> check(engine.runner().runProgram(runnerWorkspaces.get(i),
+                            spec))));
                     tool.add(burst(level, calls, i -> () -> check(tools.workspaceExec(COMMAND, null, null, null, null,
                             null, conversations.get(i)))));
                 }
                 Counts after = Counts.now();
                 System.out.println(String.format(Locale.ROOT,
-                        "%13d | %5d | %12.0f | %10.0f | %14.2f | %7.1f / %-7.1f | %7.1f / %-7.1f | %5d / %-5d | %4d / %d",
+                        "%13d | %5d | %12.0f | %10.0f | %14.2f | %16.2f | %17.2f | %6.1f / %6.1f / %-6.1f"
+                                + " | %6.1f / %-6.1f | %6.1f / %6.1f / %-6.1f | %4.2f / %4.2f | %5d / %-5d"
+                                + " | %4d / %-4d | %s",
                         level, tool.calls, tool.throughput(), raw.throughput(), tool.nanos / (double) raw.nanos,
-                        tool.percentile(50), tool.percentile(99), raw.percentile(50), raw.percentile(99),
+                        runner.nanos / (double) raw.nanos, tool.nanos / (double) runner.nanos,
+                        tool.percentile(50), tool.percentile(90), tool.percentile(99),
+                        runner.percentile(50), runner.percentile(90),
+                        raw.percentile(50), raw.percentile(90), raw.percentile(99),
+                        tool.percentile(50) / raw.percentile(50), tool.percentile(90) / raw.percentile(90),
                         Math.max(tool.peakThreads, raw.peakThreads), after.threads,
-                        Math.max(tool.peakFds, raw.peakFds), after.fds));
+                        Math.max(tool.peakFds, raw.peakFds), after.fds, loadAverage()));
             }
             System.out.println("after 65 s idle, engine open: " + settled(idleBefore));
         }
         Counts closed = Counts.now();
         System.out.println("after close: threads " + closed.threads + ", descriptors " + closed.fds);
+    }
+
+    /** The host's load average over 1, 5 and 15 minutes, as {@code /proc/loadavg} gives it. */
+    static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "n/a";
+        }
     }
 
     /** Live threads and descriptors once the idle threads' keep-alive has passed, next to those before the engine. */
@@ -232,6 +261,12 @@ public final class ConcurrencyBenchmark {
             } catch (IOException e) {
                 return -1;
             }
+        }
+    }
+
+    private static void check(RunResult r) {
+        if (r.exitCode() != 0) {
+            throw new IllegalStateException("runner run failed: " + r);
         }
     }
 

@@ -149,6 +149,8 @@ public final class WorkspaceToolsBenchmark {
         System.out.println("workspace_exec tool provider   " + sp);
         System.out.println(String.format(Locale.ROOT, "ratio @Tool method / runner:   %.3f", sm.median() / sr.median()));
         System.out.println(String.format(Locale.ROOT, "ratio tool provider / runner:  %.3f", sp.median() / sr.median()));
+        System.out.println(String.format(Locale.ROOT, "ratio p90 @Tool method / runner: %.3f; load average %s",
+                sm.percentile(90) / sr.percentile(90), ConcurrencyBenchmark.loadAverage()));
         int report = lastText.indexOf("--- files changed ---");
         if (report >= 0) {
             System.out.println("files changed section: " + lastText.substring(report).replace("\n", " | "));
