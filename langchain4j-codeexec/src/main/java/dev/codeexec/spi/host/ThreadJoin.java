@@ -24,10 +24,11 @@ import org.slf4j.LoggerFactory;
  *   <li>a JVM thread started by the launcher thread while it is inside (the JDK starts a "process reaper" thread
  *       from the forking thread when it has no idle one) is born in the run's groups: it is found in them after the
  *       fork and moved back to the JVM's own groups;</li>
- *   <li>while the thread is inside, it counts towards the run's process limit. It leaves right after the fork
- *       returns (the next two writes), when the run is at most its first program being executed; still, a run's
- *       process limit below {@link #MIN_PROCESSES} keeps the launching shell, so that one process more or less
- *       never matters where the limit is that small.</li>
+ *   <li>the limit is never exceeded: the thread is counted like one of the run's processes while it is inside.
+ *       It leaves with its next writes after the fork returned, when the run's first program has just been
+ *       executed; only a run that had started all but one of its allowed processes before those writes could be
+ *       refused one. A process limit below {@link #MIN_PROCESSES}, where that is within reach of a program's first
+ *       instants, keeps the launching shell.</li>
  * </ul>
  * On cgroup v2 a thread cannot be in a domain group of its own, so runs there keep the launching shell.
  */
