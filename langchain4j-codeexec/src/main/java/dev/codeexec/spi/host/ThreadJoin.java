@@ -41,6 +41,9 @@ final class ThreadJoin {
 
     private static final byte[] SELF = "0".getBytes(StandardCharsets.US_ASCII);
     private static final Path OWN_TASKS = Path.of("/proc/self/task");
+    /** Counts every thread this JVM started: unchanged across a fork, no thread was born in the run's groups. */
+    private static final java.lang.management.ThreadMXBean THREADS =
+            java.lang.management.ManagementFactory.getThreadMXBean();
 
     private ThreadJoin() {
     }
@@ -64,6 +67,7 @@ final class ThreadJoin {
     /** Joins {@code dirs}, runs {@code fork}, and goes back to {@code homes}; see the class. */
     static Process spawn(List<Path> dirs, List<Path> homes, Path pidsDir, Supplier<Process> fork) {
         int joined = 0;
+        long threadsBefore = THREADS.getTotalStartedThreadCount();
         try {
             for (Path d : dirs) {
                 Files.write(d.resolve("tasks"), SELF);
@@ -77,7 +81,9 @@ final class ThreadJoin {
             return fork.get();
         } finally {
             leave(homes, joined);
-            moveOutJvmThreads(pidsDir != null ? pidsDir : dirs.get(0), homes);
+            if (THREADS.getTotalStartedThreadCount() != threadsBefore) {
+                moveOutJvmThreads(pidsDir != null ? pidsDir : dirs.get(0), homes);
+            }
         }
     }
 

@@ -56,15 +56,18 @@ class ThreadJoinIT {
             + "    time.sleep(0.01)\n"
             + "else:\n"
             + "    print('not alone'); raise SystemExit(3)\n"
+            + "def child():\n"
+            + "    if os.fork() == 0:\n"
+            + "        os.close(1); os.close(2); time.sleep(30); os._exit(0)\n"
             + "n = 0\n"
-            + "try:\n"
-            + "    while n < 200:\n"
-            + "        if os.fork() == 0:\n"
-            + "            os.close(1); os.close(2); time.sleep(30); os._exit(0)\n"
-            + "        n += 1\n"
-            + "    print('not stopped')\n"
-            + "except OSError as e:\n"
-            + "    print('stopped at', n, e.strerror)\n";
+            + "while n < 200:\n"
+            + "    try:\n"
+            + "        child()\n"
+            + "    except OSError as e:\n"
+            + "        print('stopped at', n, e.strerror); break\n"
+            + "    n += 1\n"
+            + "else:\n"
+            + "    print('not stopped')\n";
 
     @TempDir
     Path tmp;
