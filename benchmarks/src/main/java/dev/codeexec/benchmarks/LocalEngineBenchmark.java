@@ -18,9 +18,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ol>
  *   <li>{@code runProgram("true")} against a raw {@link ProcessBuilder} start of {@code true} (read both streams,
  *       wait), against a raw {@code unshare --pid --fork ... true} start (the PID namespace is what makes the tree
- *       kill complete), and against a raw start of the engine's whole wrapper chain where the host has it
- *       ({@code setpriv --pdeathsig KILL -- sh -c 'exec "$@"' unshare ... true}: the parent-death signal, the shell
- *       that joins the run's control groups, the namespace), whose ratio is the engine's own overhead.</li>
+ *       kill complete), and against raw starts of the engine's wrapper chains where the host has them: the one it
+ *       launches where its launcher thread forks the run in its control groups itself (cgroup v1:
+ *       {@code setpriv --pdeathsig KILL -- unshare ... true}, the parent-death signal and the namespace), and the
+ *       one with the launching shell that joins the groups where that cannot be done (cgroup v2, small process
+ *       limits: {@code setpriv ... sh -c 'exec "$@"' unshare ... true}). The ratio to the chain the engine uses
+ *       here is its own overhead. Each line gives p50 and p90; the load average is printed before and after.</li>
  *   <li>A program printing 200 MB to stdout with the default 1 MiB cap: the peak growth of the used heap, sampled
  *       while it runs.</li>
  * </ol>
@@ -41,18 +44,27 @@ public final class LocalEngineBenchmark {
             String[] raw = {"/bin/true"};
             String[] rawNs = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--",
                 "/bin/true"};
-            String[] rawChain = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/bin/sh", "-c", "exec \"$@\"",
+            String[] rawShell = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/bin/sh", "-c", "exec \"$@\"",
                 "codeexec-run", "/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--", "/bin/true"};
+            String[] rawChain = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare", "--pid",
+                "--fork", "--kill-child", "--", "/bin/true"};
+            // The engine's own command line: without the shell where it forks runs in their groups itself.
+            boolean shellJoin = !ownGroupsOnV1();
+            System.out.println("load before: " + loadAverage());
+            System.out.println("engine joins control groups through: "
+                    + (shellJoin ? "a launching shell" : "its launcher thread (no shell)"));
             for (int i = 0; i < 50; i++) {
                 engine.runner().runProgram(ws, spec);
                 rawRun(raw, dir);
                 rawRun(rawNs, dir);
                 rawRun(rawChain, dir);
+                rawRun(rawShell, dir);
             }
             long[] eng = new long[iterations];
             long[] base = new long[iterations];
             long[] baseNs = new long[iterations];
             long[] baseChain = new long[iterations];
+            long[] baseShell = new long[iterations];
             for (int i = 0; i < iterations; i++) {
                 long t0 = System.nanoTime();
                 RunResult r = engine.runner().runProgram(ws, spec);
@@ -63,6 +75,8 @@ public final class LocalEngineBenchmark {
                 long t3 = System.nanoTime();
                 rawRun(rawChain, dir);
                 long t4 = System.nanoTime();
+                rawRun(rawShell, dir);
+                long t5 = System.nanoTime();
                 if (r.exitCode() != 0) {
                     throw new IllegalStateException("engine run failed: " + r);
                 }
@@ -70,20 +84,49 @@ public final class LocalEngineBenchmark {
                 base[i] = t2 - t1;
                 baseNs[i] = t3 - t2;
                 baseChain[i] = t4 - t3;
+                baseShell[i] = t5 - t4;
             }
             Stats e = new Stats(eng);
             Stats b = new Stats(base);
             Stats bn = new Stats(baseNs);
             Stats bc = new Stats(baseChain);
+            Stats bs = new Stats(baseShell);
+            Stats same = shellJoin ? bs : bc;
             System.out.println("LocalEngine.runProgram(true):      " + e);
             System.out.println("raw ProcessBuilder(true):          " + b);
             System.out.println("raw ProcessBuilder(unshare true):  " + bn);
-            System.out.println("raw ProcessBuilder(setpriv sh unshare true): " + bc);
-            System.out.printf("ratio engine / raw true:          %.2f%n", e.median() / b.median());
-            System.out.printf("ratio engine / raw unshare true:  %.2f%n", e.median() / bn.median());
-            System.out.printf("ratio engine / raw same wrappers: %.2f%n", e.median() / bc.median());
+            System.out.println("raw ProcessBuilder(setpriv unshare true):    " + bc);
+            System.out.println("raw ProcessBuilder(setpriv sh unshare true): " + bs);
+            System.out.printf("ratio engine / raw true:          p50 %.2f, p90 %.2f%n", e.median() / b.median(),
+                    e.percentile(90) / b.percentile(90));
+            System.out.printf("ratio engine / raw unshare true:  p50 %.2f, p90 %.2f%n", e.median() / bn.median(),
+                    e.percentile(90) / bn.percentile(90));
+            System.out.printf("ratio engine / raw setpriv sh unshare (the shell-join chain): p50 %.2f, p90 %.2f%n",
+                    e.median() / bs.median(), e.percentile(90) / bs.percentile(90));
+            System.out.printf("ratio engine / raw same wrappers: p50 %.2f, p90 %.2f%n", e.median() / same.median(),
+                    e.percentile(90) / same.percentile(90));
+            System.out.println("load after: " + loadAverage());
 
             heapUnderFloodedStdout(engine, ws);
+        }
+    }
+
+    /** True when the JVM's pids controller is in a cgroup v1 hierarchy, where the engine forks runs in their groups. */
+    private static boolean ownGroupsOnV1() {
+        try {
+            return java.nio.file.Files.readAllLines(Path.of("/proc/self/cgroup")).stream()
+                    .anyMatch(l -> l.matches("\\d+:pids:.*")) && java.nio.file.Files.exists(Path.of(
+                    "/sys/fs/cgroup/pids/tasks"));
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(Path.of("/proc/loadavg")).strip();
+        } catch (java.io.IOException e) {
+            return "unknown";
         }
     }
 

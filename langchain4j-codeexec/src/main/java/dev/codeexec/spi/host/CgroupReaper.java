@@ -23,13 +23,16 @@ final class CgroupReaper {
         return t;
     });
 
+    private static final long SELF = ProcessHandle.current().pid();
+
     private CgroupReaper() {
     }
 
     static void killAll(Path dir) {
         try {
             for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
-                if (!line.isBlank()) {
+                // Never this JVM: one of its threads may be in the group for a moment, while it starts a run there.
+                if (!line.isBlank() && Long.parseLong(line.trim()) != SELF) {
                     ProcessHandle.of(Long.parseLong(line.trim())).ifPresent(ProcessHandle::destroyForcibly);
                 }
             }

@@ -255,6 +255,7 @@ public final class Cgroups implements AutoCloseable {
             group.joinFiles = dirs.stream().map(d -> d.resolve(Files.exists(d.resolve("tasks")) ? "tasks"
                     : "cgroup.procs").toString()).toList();
             group.pidsDir = maxPids == null ? null : pids.base.resolve(name);
+            group.homes = ThreadJoin.homes(dirs);
             return group;
         } catch (IOException | RuntimeException e) {
             group.close();
@@ -332,6 +333,8 @@ public final class Cgroups implements AutoCloseable {
         private List<String> joinFiles = List.of();
         /** The pids controller's group, or null. */
         private Path pidsDir;
+        /** Each group's parent's {@code tasks} (cgroup v1), where a launching thread goes back to; null on v2. */
+        private List<Path> homes;
 
         RunGroup(List<Path> dirs) {
             this.dirs = dirs;
@@ -359,6 +362,25 @@ public final class Cgroups implements AutoCloseable {
             }
             this.memoryBytes = memoryBytes;
             this.maxPids = maxPids;
+        }
+
+        /**
+         * True when a launcher thread can put the run's first process into these groups itself ({@link #spawn}),
+         * without a launching shell: every group is in a cgroup v1 hierarchy, and the process limit, if any, is not so
+         * small that the thread's own place in it for a moment matters.
+         */
+        public synchronized boolean spawnsFromThread() {
+            return homes != null && (maxPids == null || maxPids >= ThreadJoin.MIN_PROCESSES);
+        }
+
+        /**
+         * Starts the run's first process inside these groups: the calling thread joins them, forks, and goes back to
+         * its own groups before this returns, whatever happens. Only where {@link #spawnsFromThread()}.
+         *
+         * @throws dev.codeexec.engine.BackendUnavailableException when the groups cannot be joined (nothing was run)
+         */
+        public Process spawn(java.util.function.Supplier<Process> fork) {
+            return ThreadJoin.spawn(dirs, homes, pidsDir, fork);
         }
 
         /** True when the group holds the run's process limit. */

@@ -13,6 +13,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The process channel of the host backends (local, sandbox): a {@link java.lang.Process} whose two output streams
@@ -24,15 +27,17 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class HostProcessChannel implements ProcessChannel {
 
-    private static final HostProcessChannel DIRECT = new HostProcessChannel(false, null);
-    private static final HostProcessChannel WRAPPED = new HostProcessChannel(true, null);
+    private static final HostProcessChannel DIRECT = new HostProcessChannel(false, null, null);
+    private static final HostProcessChannel WRAPPED = new HostProcessChannel(true, null, null);
 
     private final boolean wrapped;
     private final LauncherThreads starter;
+    private final Cgroups.RunGroup group;
 
-    private HostProcessChannel(boolean wrapped, LauncherThreads starter) {
+    private HostProcessChannel(boolean wrapped, LauncherThreads starter, Cgroups.RunGroup group) {
         this.wrapped = wrapped;
         this.starter = starter;
+        this.group = group;
     }
 
     /** Launches whose argv starts with the program itself. */
@@ -58,13 +63,26 @@ public final class HostProcessChannel implements ProcessChannel {
      * that may end first.
      */
     public HostProcessChannel startingOn(LauncherThreads starter) {
-        return new HostProcessChannel(wrapped, starter);
+        return new HostProcessChannel(wrapped, starter, group);
+    }
+
+    /**
+     * The same channel, forking each launch directly in {@code group} ({@link Cgroups.RunGroup#spawn}: the forking
+     * thread joins the groups, forks, and goes back), for a group that {@linkplain Cgroups.RunGroup#spawnsFromThread()
+     * allows it}; the launch then needs no launching shell.
+     */
+    public HostProcessChannel spawningIn(Cgroups.RunGroup group) {
+        return new HostProcessChannel(wrapped, starter, group);
     }
 
     @Override
     public ChannelProcess start(ProgramLaunch launch, OutputSink output) {
-        Process p = starter == null ? fork(launch) : starter.fork(() -> fork(launch));
+        Process p = starter == null ? forkIn(group, launch) : starter.fork(() -> forkIn(group, launch));
         return new HostProcess(p, wrapped, output);
+    }
+
+    private static Process forkIn(Cgroups.RunGroup group, ProgramLaunch launch) {
+        return group == null ? fork(launch) : group.spawn(() -> fork(launch));
     }
 
     private static Process fork(ProgramLaunch launch) {
@@ -93,7 +111,7 @@ public final class HostProcessChannel implements ProcessChannel {
             this.outputEnd = CompletableFuture.allOf(
                     pump(process.getInputStream(), StdStream.STDOUT, output),
                     pump(process.getErrorStream(), StdStream.STDERR, output));
-            this.exit = process.onExit().thenApply(Process::exitValue);
+            this.exit = new ExitFuture(process);
         }
 
         private static CompletableFuture<Void> pump(InputStream in, StdStream stream, OutputSink output) {
@@ -108,6 +126,59 @@ public final class HostProcessChannel implements ProcessChannel {
                     // The stream was closed after a kill: what was read is kept.
                 }
             }, IoThreads.IO);
+        }
+
+        /**
+         * The exit code. A caller that waits for it ({@code get}, {@code join}) waits on the process itself and is
+         * woken by the JDK's reaper thread directly; dependent actions still run when the process ends, through
+         * {@link Process#onExit()} (which first hands over to another pool).
+         */
+        private static final class ExitFuture extends CompletableFuture<Integer> {
+            private final Process process;
+
+            ExitFuture(Process process) {
+                this.process = process;
+                process.onExit().whenComplete((p, t) -> complete(process.exitValue()));
+            }
+
+            @Override
+            public Integer get() throws InterruptedException, ExecutionException {
+                if (!isDone()) {
+                    complete(process.waitFor());
+                }
+                return super.get();
+            }
+
+            @Override
+            public Integer get(long timeout, TimeUnit unit)
+                    throws InterruptedException, ExecutionException, TimeoutException {
+                if (!isDone()) {
+                    if (!process.waitFor(timeout, unit)) {
+                        throw new TimeoutException();
+                    }
+                    complete(process.exitValue());
+                }
+                return super.get(timeout, unit);
+            }
+
+            @Override
+            public Integer join() {
+                if (!isDone()) {
+                    boolean interrupted = false;
+                    while (true) {
+                        try {
+                            complete(process.waitFor());
+                            break;
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
+                    }
+                    if (interrupted) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return super.join();
+            }
         }
 
         @Override

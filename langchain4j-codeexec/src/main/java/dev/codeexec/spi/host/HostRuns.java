@@ -21,9 +21,11 @@ import java.util.Map;
  * {@code PATH}, and around it, in this order, each where the host allows it:
  * <ol>
  *   <li>the parent-death wrapper ({@link ParentDeath}): the run dies with the JVM that started it;</li>
- *   <li>the run's control groups ({@link Cgroups}, when the engine has them): a launching shell joins them and
- *       {@code exec}s the rest, so that every process of the run is counted (its process and memory limits) and the
- *       run gets one CPU share, however many processes it starts;</li>
+ *   <li>the run's control groups ({@link Cgroups}, when the engine has them), so that every process of the run is
+ *       counted (its process and memory limits) and the run gets one CPU share, however many processes it starts:
+ *       on cgroup v1 the launcher thread joins them itself and forks the run in them
+ *       ({@link Cgroups.RunGroup#spawn}), no process added; elsewhere a launching shell joins them and {@code exec}s
+ *       the rest;</li>
  *   <li>the run's own PID namespace ({@link PidNamespace}): a kill ends every process of the run.</li>
  * </ol>
  * Launches are forked on {@link LauncherThreads}, which live as long as the processes they forked. Host-family SPI
@@ -89,7 +91,8 @@ public final class HostRuns {
         try {
             List<String> namespace = PidNamespace.wrapper();
             List<String> argv = new ArrayList<>(ParentDeath.wrapper());
-            if (group != null) {
+            boolean shell = group != null && !group.spawnsFromThread();
+            if (shell) {
                 argv.addAll(List.of(SHELL, "-c", JOIN_SCRIPT, "codeexec-run",
                         Integer.toString(group.procsFiles().size())));
                 argv.addAll(group.procsFiles());
@@ -98,8 +101,11 @@ public final class HostRuns {
             argv.add(program);
             argv.addAll(spec.args());
             HostProcessChannel channel = HostProcessChannel.of(!namespace.isEmpty()).startingOn(launchers);
+            if (group != null && !shell) {
+                channel = channel.spawningIn(group);
+            }
             return new HostRun(channel, new ProgramLaunch(argv, env, place.cwd().toString(), spec.stdin(),
-                    spec.timeout(), outputCap, spec.outputListener()), group);
+                    spec.timeout(), outputCap, spec.outputListener()), group, shell);
         } catch (RuntimeException | Error e) {
             if (group != null) {
                 group.close();
@@ -117,16 +123,19 @@ public final class HostRuns {
     /** A host run and its control group, released after the run or when its session is closed. */
     private static final class HostRun extends PreparedRun {
         private final Cgroups.RunGroup group;
+        /** True when a launching shell joins the groups (else the launcher thread started the run in them). */
+        private final boolean shell;
 
-        HostRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group) {
+        HostRun(HostProcessChannel channel, ProgramLaunch launch, Cgroups.RunGroup group, boolean shell) {
             super(channel, launch);
             this.group = group;
+            this.shell = shell;
         }
 
         /** A launching shell that could not join the groups ran nothing: that is no result of the program. */
         @Override
         public RunResult check(RunResult result) {
-            if (group != null && result.exitCode() == JOIN_FAILED
+            if (shell && result.exitCode() == JOIN_FAILED
                     && result.stderr().strip().equals(JOIN_FAILED_MESSAGE)) {
                 throw new BackendUnavailableException(JOIN_FAILED_MESSAGE + "; nothing was run");
             }
