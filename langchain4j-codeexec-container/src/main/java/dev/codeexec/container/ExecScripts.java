@@ -1,5 +1,7 @@
 package dev.codeexec.container;
 
+import dev.codeexec.spi.RunListing;
+
 /**
  * The few fixed shell scripts the engine runs inside a workspace container. Each is a constant passed as
  * {@code sh -c <script> sh <arguments...>}: every variable part (paths, ids, the program's argv and environment) is a
@@ -68,7 +70,8 @@ final class ExecScripts {
 
     /**
      * The wrapper of every run: {@code sh -c RUN sh <control dir> <run dir> <gid> <cwd> <ulimits> <memory limit>
-     * env -i NAME=value... <program> <args...>}.
+     * <nonce> <max entries> <max bytes> <folders> <workspace root> env -i NAME=value... <program> <args...>}; the
+     * five listing arguments are {@code -} when the run lists nothing.
      *
      * <ul>
      *   <li>Stdin: docker-java cannot half-close an exec's stdin, so the channel sends it framed ({@code <length>\n}
@@ -82,9 +85,11 @@ final class ExecScripts {
      *       a line on stderr says so (the exec's status is only 137; Docker does not flag an exec as OOM-killed).</li>
      *   <li>Afterwards every process left in the run's group (background children, {@code setsid} daemons) is killed,
      *       so none outlives the run and none holds its output open.</li>
+     *   <li>Then, when asked, the folders are listed on stdout ({@link RunListing#FUNCTION}) from the workspace
+     *       root, with the program's exit status, for the change report; nothing of the run can write any more.</li>
      * </ul>
      */
-    static final String RUN = KILL_GROUP_FUNCTION
+    static final String RUN = KILL_GROUP_FUNCTION + RunListing.FUNCTION
             + "oomkills() {\n"
             + "  for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do\n"
             + "    [ -r \"$f\" ] || continue\n"
@@ -92,7 +97,7 @@ final class ExecScripts {
             + "  done\n"
             + "  echo 0\n"
             + "}\n"
-            + "c=$1; r=$2; g=$3; d=$4; lim=$5; mem=$6; shift 6\n"
+            + "c=$1; r=$2; g=$3; d=$4; lim=$5; mem=$6; ln=$7; lm=$8; lb=$9; shift 9; lf=$1; lr=$2; shift 2\n"
             + "mkdir -p -- \"$c\" || exit 125\n"
             // The run's folder is bookkeeping: a full workspace has no room for it, and must not stop the run (an rm)
             // that frees space. Its saved output is written by the engine, which may use the volume's reserve.
@@ -118,5 +123,6 @@ final class ExecScripts {
             + "fi\n"
             + "killgroup \"$g\" \"$$\"\n"
             + "rm -rf -- \"$c\"\n"
+            + "if [ \"$ln\" != - ] && cd -- \"$lr\"; then listfolders \"$rc\" \"$ln\" \"$lm\" \"$lb\" \"$lf\"; fi\n"
             + "exit \"$rc\"\n";
 }
