@@ -41,8 +41,8 @@ import java.util.List;
  * other), the report built from it is about files of the program's own workspace, and every consumer of a change
  * report checks a path again like any workspace path. A listing is never more trusted than that.
  *
- * <p>Bounds: at most {@code maxEntries} entries ({@code head -z -n}) and {@link #MAX_LISTING_BYTES} bytes
- * ({@code head -c}); a listing cut at either is {@linkplain FolderSnapshot#complete() incomplete}. The filter holds
+ * <p>Bounds: at most {@link #MAX_LISTING_BYTES} bytes ({@code head -c}, which also stops the walk) and
+ * {@code maxEntries} entries; a listing past either is {@linkplain FolderSnapshot#complete() incomplete}. The filter holds
  * back at most that much (plus the marker) while it cannot tell a listing from output.
  */
 public final class RunListing {
@@ -52,21 +52,24 @@ public final class RunListing {
 
     /**
      * {@code listfolders <exit status> <nonce> <max entries> <max bytes> <folders, one per line>}: writes the listing
-     * of the folders (relative to the working directory, the workspace root) on standard output, then the trailer.
-     * Needs a POSIX {@code sh}, GNU {@code find} and GNU {@code head} ({@code -z}); without them the listing says it
-     * failed, or is cut, and the caller looks for itself.
+     * of the folders that exist (relative to the working directory, the workspace root) on standard output with one
+     * {@code find} and one {@code head -c}, then the trailer. Needs a POSIX {@code sh}, GNU {@code find} and a
+     * {@code head} with {@code -c}; without them the listing says it failed, or is cut, and the caller looks for
+     * itself. The entry bound is applied by the parser; the walk itself stops at the byte bound.
      */
     public static final String FUNCTION = ""
             + "listfolders() {\n"
             + "  printf '\\000\\001codeexec-listing %s\\n' \"$2\"\n"
-            + "  ( st=0; set -f; IFS='\n'\n"
-            + "    for f in $5; do\n"
-            + "      if [ -e \"$f\" ] || [ -L \"$f\" ]; then\n"
-            + "        find \"$f\" -printf '%y\\t%s\\t%T@\\t%p\\0' 2>/dev/null || st=1\n"
-            + "      fi\n"
-            + "    done\n"
-            + "    printf 'E%s\\000' \"$st\" ) | head -z -n \"$(($3 + 1))\" | head -c \"$4\"\n"
-            + "  printf '\\001end %s %s\\n' \"$2\" \"$1\"\n"
+            + "  lrc=$1; lnonce=$2; lbytes=$4; lfolders=$5\n"
+            + "  set -f; IFS='\n'; set -- $lfolders; IFS=' \t\n'; set +f\n"
+            + "  lnum=$#\n"
+            + "  while [ \"$lnum\" -gt 0 ]; do\n"
+            + "    if [ -e \"$1\" ] || [ -L \"$1\" ]; then set -- \"$@\" \"$1\"; fi\n"
+            + "    shift; lnum=$((lnum - 1))\n"
+            + "  done\n"
+            + "  { if [ $# -eq 0 ] || find \"$@\" -printf '%y\\t%s\\t%T@\\t%p\\0' 2>/dev/null; then printf 'E0\\000';"
+            + " else printf 'E1\\000'; fi; } | head -c \"$lbytes\"\n"
+            + "  printf '\\001end %s %s\\n' \"$lnonce\" \"$lrc\"\n"
             + "}\n";
 
     private static final SecureRandom RANDOM = new SecureRandom();

@@ -34,10 +34,10 @@ class RunListingTest {
 
     @BeforeAll
     static void gnuTools() throws Exception {
-        Process p = new ProcessBuilder("sh", "-c", "find . -maxdepth 0 -printf '%y' && printf 'a\\0' | head -z -n 1")
+        Process p = new ProcessBuilder("sh", "-c", "find . -maxdepth 0 -printf '%y' && printf 'ab' | head -c 1")
                 .redirectErrorStream(true).start();
         p.getInputStream().readAllBytes();
-        assumeTrue(p.waitFor() == 0, "GNU find and head are needed");
+        assumeTrue(p.waitFor() == 0, "GNU find and head -c are needed");
     }
 
     static Map<String, FolderSnapshot.Entry> byPath(FolderSnapshot s) {
