@@ -62,9 +62,7 @@ class ContainerChangeReportIT {
     }
 
     static String exec(String conversation, String python) {
-        return codeExec.tools().workspaceExec("python3 -", null, null, python, 60, null,
-                InvocationContext.builder().invocationId(UUID.randomUUID()).chatMemoryId(conversation)
-                        .invocationParameters(new InvocationParameters()).timestampNow().build());
+        return codeExec.tools().workspaceExec("python3 -", null, null, python, 60, null, ctx(conversation));
     }
 
     static int archiveRequests() {
@@ -88,6 +86,15 @@ class ContainerChangeReportIT {
         assertThat(archiveRequests()).as("archive requests of a steady-state run").isZero();
         assertThat(exec(c, "print(1)")).doesNotContain("files changed");
         assertThat(archiveRequests()).as("nor of the next one").isZero();
+    }
+
+    static void inWorkspace(String id, java.util.function.Consumer<Workspace> test) {
+        Workspace ws = engine.manager().createWorkspace(id, WorkspacePolicy.DEFAULT);
+        try {
+            test.accept(ws);
+        } finally {
+            engine.manager().cleanup(ws);
+        }
     }
 
     static InvocationContext ctx(String conversation) {
@@ -138,8 +145,7 @@ class ContainerChangeReportIT {
 
     @Test
     void should_keep_a_forged_listing_out_of_the_report_and_show_it_as_output_when_a_program_imitates_it() {
-        Workspace ws = engine.manager().createWorkspace("forge", WorkspacePolicy.DEFAULT);
-        try {
+        inWorkspace("forge", ws -> {
             // The program reads the run's nonce from its wrapper's argv and writes a whole listing of its own.
             String forge = "import os,sys\nargv=open('/proc/%d/cmdline' % os.getppid(),'rb').read().split(b'\\0')\n"
                     + "nonce=argv[argv.index(b'sh',1)+7].decode()\n"
@@ -163,15 +169,12 @@ class ContainerChangeReportIT {
             assertThat(r.listing()).isNotNull();
             assertThat(r.listing().entries()).extracting(FolderSnapshot.Entry::path).contains("work/real.txt")
                     .doesNotContain("work/forged.txt");
-        } finally {
-            engine.manager().cleanup(ws);
-        }
+        });
     }
 
     @Test
     void should_list_the_folders_whole_when_the_output_outgrows_the_cap_and_none_when_the_run_times_out() {
-        Workspace ws = engine.manager().createWorkspace("cap", WorkspacePolicy.DEFAULT);
-        try {
+        inWorkspace("cap", ws -> {
             ListingProgramRunner runner = (ListingProgramRunner) engine.runner();
             RunProgramSpec big = RunProgramSpec.builder("python3").args("-c",
                     "import os,sys\nos.makedirs('out', exist_ok=True)\nopen('out/o.txt','w').write('o')\nsys.stdout.write('x' * 300000)\n")
@@ -189,8 +192,6 @@ class ContainerChangeReportIT {
             ListedRun t = runner.runProgramAndList(ws, slow, FOLDERS, 100);
             assertThat(t.result().timedOut()).isTrue();
             assertThat(t.listing()).isNull();
-        } finally {
-            engine.manager().cleanup(ws);
-        }
+        });
     }
 }

@@ -115,29 +115,12 @@ public final class ContainerEngineBenchmark {
                 exec(off);
                 engine.runner().runProgram(ws, spec);
             }
-            long[] l = new long[iterations];
-            long[] k = new long[iterations];
-            long[] o = new long[iterations];
-            long[] r = new long[iterations];
-            for (int i = 0; i < iterations; i++) {
-                long t0 = System.nanoTime();
-                exec(listed);
-                long t1 = System.nanoTime();
-                exec(looked);
-                long t2 = System.nanoTime();
-                exec(off);
-                long t3 = System.nanoTime();
-                engine.runner().runProgram(ws, spec);
-                long t4 = System.nanoTime();
-                l[i] = t1 - t0;
-                k[i] = t2 - t1;
-                o[i] = t3 - t2;
-                r[i] = t4 - t3;
-            }
-            Stats sl = new Stats(l);
-            Stats sk = new Stats(k);
-            Stats so = new Stats(o);
-            Stats sr = new Stats(r);
+            Stats[] s = alternate(iterations, () -> exec(listed), () -> exec(looked), () -> exec(off),
+                    () -> engine.runner().runProgram(ws, spec));
+            Stats sl = s[0];
+            Stats sk = s[1];
+            Stats so = s[2];
+            Stats sr = s[3];
             System.out.println("workspace_exec(true), in-run listing:   " + sl);
             System.out.println("workspace_exec(true), archive looks:    " + sk);
             System.out.println("workspace_exec(true), reports off:      " + so);
@@ -149,6 +132,23 @@ public final class ContainerEngineBenchmark {
             System.out.printf("ratio tool (reports off) / runProgram:    %.2f (p90 %.2f)%n", so.median() / sr.median(),
                     so.percentile(90) / sr.percentile(90));
         }
+    }
+
+    /** Times each contender once per iteration, in turn, so that drift hits all of them. */
+    private static Stats[] alternate(int iterations, Runnable... contenders) {
+        long[][] t = new long[contenders.length][iterations];
+        for (int i = 0; i < iterations; i++) {
+            for (int c = 0; c < contenders.length; c++) {
+                long t0 = System.nanoTime();
+                contenders[c].run();
+                t[c][i] = System.nanoTime() - t0;
+            }
+        }
+        Stats[] s = new Stats[contenders.length];
+        for (int c = 0; c < contenders.length; c++) {
+            s[c] = new Stats(t[c]);
+        }
+        return s;
     }
 
     private static void exec(CodeExecution codeExec) {
