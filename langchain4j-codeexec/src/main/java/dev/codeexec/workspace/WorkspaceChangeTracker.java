@@ -141,19 +141,7 @@ final class WorkspaceChangeTracker implements FileChangeTracker {
         if (after == null) {
             return changes(); // cut at the run's bound, which may be below this tracker's: a look decides
         }
-        TreeMap<String, Entry> before = index;
-        index = after == null || after.size() > limit ? null : after;
-        if (index == null) {
-            deletedSinceTooBig = false;
-            looksUntilRetry = RETRY_LOOKS;
-        }
-        if (before == null || index == null) {
-            return FileChanges.notCompared(limit);
-        }
-        List<FileChange> changes = new ArrayList<>();
-        compare(before, index, null, changes);
-        changes.sort(Comparator.comparing(FileChange::path));
-        return new FileChanges(changes, true, limit);
+        return replaceIndex(after.size() > limit ? null : after);
     }
 
     /**
@@ -235,8 +223,13 @@ final class WorkspaceChangeTracker implements FileChangeTracker {
 
     /** Reads the folders whole and compares with the index. */
     private FileChanges full(WorkspaceWalk walk) {
+        return replaceIndex(readAll(walk));
+    }
+
+    /** Makes {@code now} (null: too many entries) the index and compares the previous one with it. */
+    private FileChanges replaceIndex(TreeMap<String, Entry> now) {
         TreeMap<String, Entry> before = index;
-        index = readAll(walk);
+        index = now;
         if (index == null) {
             deletedSinceTooBig = false;
             looksUntilRetry = RETRY_LOOKS;
