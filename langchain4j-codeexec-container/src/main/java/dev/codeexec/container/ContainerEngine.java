@@ -4,6 +4,7 @@ import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunOutcomeUnknownException;
@@ -92,6 +93,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
     private final String engineId = UUID.randomUUID().toString();
     private final String helperUser;
     private final ContainerRuns runs;
+    private final ListingRunner listingRunner = new ListingRunner(super.runner());
 
     private ContainerEngine(Builder b) {
         super("ContainerEngine", b, ShellEnvironmentPolicy.sandboxDefault(), limits(b));
@@ -237,6 +239,12 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         return docker;
     }
 
+    /** Lists the change report's folders inside a run when asked ({@link ListingRunner}). */
+    @Override
+    public ProgramRunner runner() {
+        return listingRunner;
+    }
+
     @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
         ResourceLimits limits = limitsFor(spec);
@@ -261,7 +269,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         if (egress != null) {
             env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
         }
-        return runs.plan(c, ws.id(), spec, limits, cwd, runDir, env, outputCap(spec));
+        return runs.plan(c, ws.id(), spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
     }
 
     @Override

@@ -6,6 +6,7 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
+import dev.codeexec.spi.RunListing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,20 +51,28 @@ final class ContainerRuns {
      * @param runDir    the run's folder, relative to the workspace
      * @param env       the run's whole environment
      * @param outputCap bytes kept per output stream
+     * @param listing   the folders the run lists when it ends, or null
      */
     PreparedRun plan(WorkspaceContainer c, String workspaceId, RunProgramSpec spec, ResourceLimits limits, String cwd,
-                     String runDir, Map<String, String> env, int outputCap) {
+                     String runDir, Map<String, String> env, int outputCap, RunListing listing) {
         long gid = nextGid.incrementAndGet();
         String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
         List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
                 ContainerWorkspaces.ROOT + "/" + runDir, Long.toString(gid), cwd, ulimits(limits),
-                Long.toString(Objects.requireNonNullElse(limits.memoryBytes(), settings.memoryBytes())),
-                "env", "-i"));
+                Long.toString(Objects.requireNonNullElse(limits.memoryBytes(), settings.memoryBytes()))));
+        if (listing == null) {
+            argv.addAll(List.of("-", "-", "-", "-", "-"));
+        } else {
+            argv.addAll(listing.arguments());
+            argv.add(ContainerWorkspaces.ROOT);
+        }
+        argv.addAll(List.of("env", "-i"));
         env.forEach((k, v) -> argv.add(k + "=" + v));
         argv.add(spec.cmd());
         argv.addAll(spec.args());
         applyContainerLimits(c, limits);
-        ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control);
+        ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control,
+                listing);
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap,
                 spec.outputListener());
         // Opens a gate that went down.

@@ -11,6 +11,7 @@ import dev.codeexec.spi.OutputSink;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
 import dev.codeexec.spi.RemoteProcessChannel;
+import dev.codeexec.spi.RunListing;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -65,21 +66,25 @@ final class ExecChannel extends RemoteProcessChannel {
     private final String helperUser;
     private final long runGid;
     private final String controlDir;
+    /** The folders the wrapper lists after the program, taken out of its stdout; null for none. */
+    private final RunListing listing;
 
     /**
      * @param user       the run's {@code uid:gid}, the gid being the run's own
      * @param helperUser the user of helper execs ({@code uid:gid} with a gid no run has)
      * @param runGid     the run's group id
      * @param controlDir the run's control directory (pid file, stdin FIFO), outside the workspace
+     * @param listing    the wrapper's listing of folders after the program, or null
      */
     ExecChannel(DockerConnection docker, String containerId, String user, String helperUser, long runGid,
-                String controlDir) {
+                String controlDir, RunListing listing) {
         this.docker = docker;
         this.containerId = containerId;
         this.user = user;
         this.helperUser = helperUser;
         this.runGid = runGid;
         this.controlDir = controlDir;
+        this.listing = listing;
     }
 
     @Override
@@ -108,11 +113,14 @@ final class ExecChannel extends RemoteProcessChannel {
         final Instant startedAt = Instant.now();
         final String execId;
         final ResultCallback.Adapter<Frame> callback;
+        final OutputSink output;
 
-        ExecProcess(String execId, OutputSink sink, FramedStdin stdin) {
+        ExecProcess(String execId, OutputSink output, FramedStdin stdin) {
             super(stdin);
             this.stdin = stdin;
             this.execId = execId;
+            this.output = output;
+            OutputSink sink = listing == null ? output : listing.filter(output);
             this.callback = new ResultCallback.Adapter<>() {
                 @Override
                 public void onNext(Frame f) {
@@ -150,6 +158,9 @@ final class ExecChannel extends RemoteProcessChannel {
 
         private void ended() {
             stdin.kill();
+            if (listing != null) {
+                listing.streamEnded(output); // what is not the wrapper's listing is the program's output
+            }
             if (outputEnded()) {
                 WAITER.execute(this::finish);
             }

@@ -1,5 +1,7 @@
 package dev.codeexec.container;
 
+import dev.codeexec.spi.RunListing;
+
 /**
  * The few fixed shell scripts the engine runs inside a workspace container. Each is a constant passed as
  * {@code sh -c <script> sh <arguments...>}: every variable part (paths, ids, the program's argv and environment) is a
@@ -68,7 +70,8 @@ final class ExecScripts {
 
     /**
      * The wrapper of every run: {@code sh -c RUN sh <control dir> <run dir> <gid> <cwd> <ulimits> <memory limit>
-     * env -i NAME=value... <program> <args...>}.
+     * <nonce> <max entries> <max bytes> <folders> <workspace root> env -i NAME=value... <program> <args...>}; the
+     * five listing arguments are {@code -} when the run lists nothing.
      *
      * <ul>
      *   <li>Stdin: docker-java cannot half-close an exec's stdin, so the channel sends it framed ({@code <length>\n}
@@ -82,21 +85,22 @@ final class ExecScripts {
      *       a line on stderr says so (the exec's status is only 137; Docker does not flag an exec as OOM-killed).</li>
      *   <li>Afterwards every process left in the run's group (background children, {@code setsid} daemons) is killed,
      *       so none outlives the run and none holds its output open.</li>
+     *   <li>Then, when asked, the folders are listed on stdout ({@link RunListing#FUNCTION}) from the workspace
+     *       root, with the program's exit status, for the change report; nothing of the run can write any more.</li>
      * </ul>
      */
-    static final String RUN = KILL_GROUP_FUNCTION
+    static final String RUN = KILL_GROUP_FUNCTION + RunListing.FUNCTION
             + "oomkills() {\n"
+            + "  ook=0\n"
             + "  for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do\n"
             + "    [ -r \"$f\" ] || continue\n"
-            + "    while read -r k v; do [ \"$k\" = oom_kill ] && { echo \"$v\"; return; }; done <\"$f\"\n"
+            + "    while read -r k v; do [ \"$k\" = oom_kill ] && { ook=$v; return; }; done <\"$f\"\n"
             + "  done\n"
-            + "  echo 0\n"
             + "}\n"
-            + "c=$1; r=$2; g=$3; d=$4; lim=$5; mem=$6; shift 6\n"
-            + "mkdir -p -- \"$c\" || exit 125\n"
+            + "c=$1; r=$2; g=$3; d=$4; lim=$5; mem=$6; ln=$7; lm=$8; lb=$9; shift 9; lf=$1; lr=$2; shift 2\n"
             // The run's folder is bookkeeping: a full workspace has no room for it, and must not stop the run (an rm)
             // that frees space. Its saved output is written by the engine, which may use the volume's reserve.
-            + "mkdir -p -- \"$r\" 2>/dev/null\n"
+            + "mkdir -p -- \"$c\" \"$r\" 2>/dev/null; [ -d \"$c\" ] || exit 125\n"
             + "mkfifo -- \"$c/in\" || exit 125\n"
             + "cd -- \"$d\" || exit 126\n"
             + "set -f; set -- $lim \"$@\"; set +f\n"
@@ -104,7 +108,7 @@ final class ExecScripts {
             + "[ \"$2\" = - ] || ulimit -n \"$2\" || exit 125\n"
             + "[ \"$3\" = - ] || ulimit -f \"$3\" || exit 125\n"
             + "shift 3\n"
-            + "before=$(oomkills)\n"
+            + "oomkills; before=$ook\n"
             + "exec 3<&0\n"
             + "( while IFS= read -r n && [ \"$n\" -gt 0 ] 2>/dev/null; do head -c \"$n\" || break; done"
             + " ) <&3 >\"$c/in\" 2>/dev/null &\n"
@@ -113,10 +117,13 @@ final class ExecScripts {
             + "echo \"$p\" >\"$c/pid\"\n"
             + "exec 3<&-\n"
             + "wait \"$p\"; rc=$?\n"
-            + "if [ \"$rc\" -ge 128 ] && [ \"$(oomkills)\" != \"$before\" ]; then\n"
-            + "  echo \"[codeexec] killed: out of memory (the workspace's memory limit is $mem bytes)\" >&2\n"
+            + "if [ \"$rc\" -ge 128 ]; then\n"
+            + "  oomkills\n"
+            + "  [ \"$ook\" != \"$before\" ] &&"
+            + " echo \"[codeexec] killed: out of memory (the workspace's memory limit is $mem bytes)\" >&2\n"
             + "fi\n"
             + "killgroup \"$g\" \"$$\"\n"
             + "rm -rf -- \"$c\"\n"
+            + "if [ \"$ln\" != - ] && cd -- \"$lr\"; then listfolders \"$rc\" \"$ln\" \"$lm\" \"$lb\" \"$lf\"; fi\n"
             + "exit \"$rc\"\n";
 }

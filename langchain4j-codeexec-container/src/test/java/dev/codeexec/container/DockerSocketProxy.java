@@ -15,7 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A UNIX socket in front of the host's Docker socket, forwarding every connection, that a test can cut: all open
  * connections ({@link #cutConnections()}, as a broken stream), or everything including the listener
- * ({@link #stop()}, as a Docker engine that died).
+ * ({@link #stop()}, as a Docker engine that died). It also counts the requests whose text holds a given string
+ * ({@link #count(String)}), such as the archive endpoint's path.
  */
 final class DockerSocketProxy implements AutoCloseable {
 
@@ -23,6 +24,8 @@ final class DockerSocketProxy implements AutoCloseable {
     private final Path upstream;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
     private volatile ServerSocketChannel listener;
+    /** What requests are counted by, and how many held it. */
+    private final java.util.Map<String, java.util.concurrent.atomic.AtomicInteger> counted = new ConcurrentHashMap<>();
 
     private DockerSocketProxy(Path socket, Path upstream) {
         this.socket = socket;
@@ -61,20 +64,50 @@ final class DockerSocketProxy implements AutoCloseable {
                 SocketChannel out = SocketChannel.open(UnixDomainSocketAddress.of(upstream));
                 open.add(in);
                 open.add(out);
-                pump(in, out);
-                pump(out, in);
+                pump(in, out, true);
+                pump(out, in, false);
             } catch (IOException e) {
                 return;
             }
         }
     }
 
-    private void pump(SocketChannel from, SocketChannel to) {
+    /**
+     * Counts, from now on, the client's bytes that hold {@code needle} (a request line's path, as
+     * {@code /archive?path=}); what is counted is read with {@link #requests(String)}.
+     */
+    void count(String needle) {
+        counted.put(needle, new java.util.concurrent.atomic.AtomicInteger());
+    }
+
+    /** How often the needle occurred in what clients sent since {@link #count(String)}. */
+    int requests(String needle) {
+        return counted.get(needle).get();
+    }
+
+    private void tally(String tail, ByteBuffer b) {
+        String text = tail + new String(b.array(), 0, b.limit(), java.nio.charset.StandardCharsets.ISO_8859_1);
+        counted.forEach((needle, n) -> {
+            for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+                if (i + needle.length() > tail.length()) {
+                    n.incrementAndGet();
+                }
+            }
+        });
+    }
+
+    private void pump(SocketChannel from, SocketChannel to, boolean request) {
         Thread t = new Thread(() -> {
             ByteBuffer b = ByteBuffer.allocate(64 << 10);
+            String tail = "";
             try {
                 while (from.read(b) >= 0) {
                     b.flip();
+                    if (request && !counted.isEmpty()) {
+                        tally(tail, b);
+                        String all = new String(b.array(), 0, b.limit(), java.nio.charset.StandardCharsets.ISO_8859_1);
+                        tail = all.substring(Math.max(0, all.length() - 64));
+                    }
                     while (b.hasRemaining()) {
                         to.write(b);
                     }

@@ -9,13 +9,21 @@ import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.codeexec.benchmarks.Stats;
 import dev.codeexec.container.ContainerEngine;
+import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.langchain4j.CodeExecution;
+import dev.langchain4j.invocation.InvocationContext;
+import dev.langchain4j.invocation.InvocationParameters;
 import java.io.InputStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,8 +32,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>A run of {@code true} in an existing workspace container ({@code runProgram}: one exec with the run's wrapper,
  *       framed stdin, exit status) against {@code docker exec <container> true} from the CLI and against a raw Engine
  *       API exec through docker-java (create, start attached, await, inspect), on the same container.</li>
+ *   <li>{@code workspace_exec("true")} through the tools with changed-file reports on (the default), in steady state:
+ *       the report from the run's own listing; the same with the report made by archive listings before and after
+ *       the run (an engine that does not offer the in-run listing, as before it existed); and with reports off;
+ *       against the engine's own {@code runProgram} of the same command.</li>
  *   <li>Workspace creation: cold (create, start, layout) and from the warm pool, against
- *       {@code docker run --rm <image> true} from the CLI.</li>
+ *       {@code docker run --rm <image> true} from the CLI (skipped with 0 creation iterations).</li>
  * </ol>
  * Usage: {@code container.ContainerEngineBenchmark [image [exec iterations [creation iterations]]]}; samples
  * alternate between the contenders so drift hits all of them.
@@ -44,8 +56,11 @@ public final class ContainerEngineBenchmark {
                 .dockerHost(cfg.getDockerHost()).sslConfig(cfg.getSSLConfig()).build());
              ContainerEngine engine = ContainerEngine.builder().image(image).build()) {
             execInExistingContainer(engine, raw, execs);
+            toolExec(engine, execs);
         }
-        creation(image, creations);
+        if (creations > 0) {
+            creation(image, creations);
+        }
     }
 
     private static void execInExistingContainer(ContainerEngine engine, DockerClient raw, int iterations)
@@ -85,6 +100,84 @@ public final class ContainerEngineBenchmark {
         System.out.println("raw API exec (create+start+inspect): " + a);
         System.out.printf("ratio engine / CLI exec:           %.2f%n", e.median() / c.median());
         System.out.printf("ratio engine / raw API exec:       %.2f%n", e.median() / a.median());
+    }
+
+    private static void toolExec(ContainerEngine engine, int iterations) {
+        Engine archiveLooks = withoutInRunListing(engine);
+        try (CodeExecution listed = CodeExecution.builder().engine(engine).build();
+             CodeExecution looked = CodeExecution.builder().engine(archiveLooks).build();
+             CodeExecution off = CodeExecution.builder().engine(engine).reportChangedFiles(false).build()) {
+            Workspace ws = engine.manager().createWorkspace("bench-tool", WorkspacePolicy.DEFAULT);
+            RunProgramSpec spec = RunProgramSpec.builder("true").build();
+            for (int i = 0; i < 10; i++) {
+                exec(listed);
+                exec(looked);
+                exec(off);
+                engine.runner().runProgram(ws, spec);
+            }
+            Stats[] s = alternate(iterations, () -> exec(listed), () -> exec(looked), () -> exec(off),
+                    () -> engine.runner().runProgram(ws, spec));
+            Stats sl = s[0];
+            Stats sk = s[1];
+            Stats so = s[2];
+            Stats sr = s[3];
+            System.out.println("workspace_exec(true), in-run listing:   " + sl);
+            System.out.println("workspace_exec(true), archive looks:    " + sk);
+            System.out.println("workspace_exec(true), reports off:      " + so);
+            System.out.println("engine runProgram(true):                " + sr);
+            System.out.printf("ratio tool (in-run listing) / runProgram: %.2f (p90 %.2f)%n", sl.median() / sr.median(),
+                    sl.percentile(90) / sr.percentile(90));
+            System.out.printf("ratio tool (archive looks) / runProgram:  %.2f (p90 %.2f)%n", sk.median() / sr.median(),
+                    sk.percentile(90) / sr.percentile(90));
+            System.out.printf("ratio tool (reports off) / runProgram:    %.2f (p90 %.2f)%n", so.median() / sr.median(),
+                    so.percentile(90) / sr.percentile(90));
+        }
+    }
+
+    /** Times each contender once per iteration, in turn, so that drift hits all of them. */
+    private static Stats[] alternate(int iterations, Runnable... contenders) {
+        long[][] t = new long[contenders.length][iterations];
+        for (int i = 0; i < iterations; i++) {
+            for (int c = 0; c < contenders.length; c++) {
+                long t0 = System.nanoTime();
+                contenders[c].run();
+                t[c][i] = System.nanoTime() - t0;
+            }
+        }
+        Stats[] s = new Stats[contenders.length];
+        for (int c = 0; c < contenders.length; c++) {
+            s[c] = new Stats(t[c]);
+        }
+        return s;
+    }
+
+    private static void exec(CodeExecution codeExec) {
+        String out = codeExec.tools().workspaceExec("true", null, null, null, null, null, CONTEXT);
+        if (!out.startsWith("exit_code: 0")) {
+            throw new IllegalStateException("tool run failed: " + out);
+        }
+    }
+
+    private static final InvocationContext CONTEXT = InvocationContext.builder().invocationId(UUID.randomUUID())
+            .chatMemoryId("bench").invocationParameters(new InvocationParameters()).timestampNow().build();
+
+    /** The engine with a runner that does not list in the run: the tools' report comes from archive looks. */
+    private static Engine withoutInRunListing(Engine engine) {
+        ProgramRunner plain = engine.runner()::runProgram;
+        return (Engine) Proxy.newProxyInstance(Engine.class.getClassLoader(), new Class<?>[] {Engine.class},
+                (proxy, m, a) -> {
+                    if (m.getName().equals("runner")) {
+                        return plain;
+                    }
+                    if (m.getName().equals("close")) {
+                        return null; // closed with the real one
+                    }
+                    try {
+                        return m.invoke(engine, a);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     /** What a careful direct docker-java caller does for one exec: create, start attached, await, inspect. */
