@@ -40,12 +40,51 @@ final class SandboxScripts {
             + "fi\n";
 
     /**
-     * PID 1 of a run's PID namespace, as the workspace user: creates the run's directory, starts the program with the
-     * namespace's stdin, forwards TERM and INT to it, and exits with its status, which ends the namespace and kills
-     * whatever the program left behind. Arguments: run-dir argv...
+     * A shell function {@code walk root rel}: resolves the workspace-relative {@code rel} from {@code root} one
+     * component at a time without following links, resolving each link itself ({@code realpath -e}) and refusing one
+     * that leaves the workspace; leaves the resolved path in {@code cur}. Returns 20 when a link leads out of the
+     * workspace, 21 when a link does not resolve, 22 when a component is missing.
      */
-    static final String NS_INIT = ""
-            + "mkdir -p -- \"$1\" 2>/dev/null; shift\n"
+    static final String WALK = ""
+            + "walk() {\n"
+            + "  cur=$1 rest=$2\n"
+            + "  while [ -n \"$rest\" ]; do\n"
+            + "    case $rest in */*) c=${rest%%/*} rest=${rest#*/} ;; *) c=$rest rest= ;; esac\n"
+            + "    next=$cur/$c\n"
+            + "    if [ -L \"$next\" ]; then\n"
+            + "      t=$(realpath -e -- \"$next\" 2>/dev/null && echo x) || return 21\n"
+            + "      t=${t%?x}\n"
+            + "      case $t in \"$1\"|\"$1\"/*) ;; *) return 20 ;; esac\n"
+            + "      next=$t\n"
+            + "    elif [ ! -e \"$next\" ]; then\n"
+            + "      return 22\n"
+            + "    fi\n"
+            + "    cur=$next\n"
+            + "  done\n"
+            + "}\n";
+
+    /** What {@link #NS_INIT} writes on stderr when it cannot enter the run's working directory. */
+    static final String CWD_REFUSED = "[codeexec] the working directory is not a directory of the workspace";
+
+    /** {@link #NS_INIT}'s exit status when it cannot enter the run's working directory (nothing ran). */
+    static final int CWD_REFUSED_STATUS = 125;
+
+    /**
+     * PID 1 of a run's PID namespace, as the workspace user: creates the run's directory, enters the run's working
+     * directory (a workspace-relative path, resolved by {@link #WALK}: it must be a directory inside the workspace,
+     * else it writes {@link #CWD_REFUSED} on stderr and exits {@link #CWD_REFUSED_STATUS} before anything runs),
+     * starts the program with the namespace's stdin, forwards TERM and INT to it, and exits with its status, which
+     * ends the namespace and kills whatever the program left behind. Arguments: run-dir root cwd argv... ({@code cwd}
+     * empty for the workspace root).
+     */
+    static final String NS_INIT = WALK
+            + "mkdir -p -- \"$1\" 2>/dev/null\n"
+            + "if [ -n \"$3\" ]; then\n"
+            + "  walk \"$2\" \"$3\" && [ -d \"$cur\" ] && cd -P -- \"$cur\" 2>/dev/null"
+            + " && [ \"$(pwd -P)\" = \"$cur\" ] || { echo '" + CWD_REFUSED + "' >&2; exit " + CWD_REFUSED_STATUS
+            + "; }\n"
+            + "fi\n"
+            + "shift 3\n"
             + "exec 3<&0\n"
             + "\"$@\" 0<&3 3<&- &\n"
             + "p=$!\n"
@@ -128,23 +167,10 @@ final class SandboxScripts {
      * workspace, 21 a link does not resolve, 22 nothing there, 23 not a regular file, 24 the path changed while it was
      * being read (nothing was printed), 25 the workspace is gone, 27 not readable. Arguments: root rel offset length.
      */
-    static final String READ_FILE = ""
+    static final String READ_FILE = WALK
             + "root=$1 rel=$2 off=$3 len=$4\n"
             + "[ -d \"$root\" ] && [ ! -L \"$root\" ] || exit 25\n"
-            + "cur=$root rest=$rel\n"
-            + "while [ -n \"$rest\" ]; do\n"
-            + "  case $rest in */*) c=${rest%%/*} rest=${rest#*/} ;; *) c=$rest rest= ;; esac\n"
-            + "  next=$cur/$c\n"
-            + "  if [ -L \"$next\" ]; then\n"
-            + "    t=$(realpath -e -- \"$next\" 2>/dev/null && echo x) || exit 21\n"
-            + "    t=${t%?x}\n"
-            + "    case $t in \"$root\"|\"$root\"/*) ;; *) exit 20 ;; esac\n"
-            + "    next=$t\n"
-            + "  elif [ ! -e \"$next\" ]; then\n"
-            + "    exit 22\n"
-            + "  fi\n"
-            + "  cur=$next\n"
-            + "done\n"
+            + "walk \"$root\" \"$rel\" || exit $?\n"
             + "if [ ! -f \"$cur\" ] || [ -L \"$cur\" ]; then [ -e \"$cur\" ] && exit 23; exit 22; fi\n"
             + "[ -r \"$cur\" ] || exit 27\n"
             + "command exec 3<\"$cur\" || exit 24\n"
