@@ -86,7 +86,7 @@ public final class E2bEngine extends InterpreterEngine {
     private final E2bControlPlane control;
     private final E2bSettings settings;
     private final E2bWorkspaces workspaces;
-    private final StandardWorkspaceFS fs;
+    private final E2bWorkspaceFS fs;
     private final Capabilities capabilities;
     private final E2bRuns runs;
     private final E2bCells cells;
@@ -136,8 +136,8 @@ public final class E2bEngine extends InterpreterEngine {
             http.close();
             throw e;
         }
-        this.fs = StandardWorkspaceFS.builder().files(ws -> files(workspaces.slot(ws))).inputRoots(inputRoots())
-                .artifacts(artifactStore()).build();
+        this.fs = new E2bWorkspaceFS(StandardWorkspaceFS.builder().files(ws -> files(workspaces.slot(ws)))
+                .inputRoots(inputRoots()).artifacts(artifactStore()).build(), ws -> files(workspaces.slot(ws)));
         this.runs = new E2bRuns(workspaces, environment(), this::files);
         this.cells = new E2bCells(workspaces, fs, runs);
         this.capabilities = Capabilities.builder()

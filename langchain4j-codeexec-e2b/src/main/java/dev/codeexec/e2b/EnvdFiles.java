@@ -6,10 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.ImportSource;
+import dev.codeexec.workspace.spi.RelativePaths;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
 import java.io.FilterInputStream;
@@ -67,7 +69,7 @@ final class EnvdFiles extends RemoteWorkspaceFiles {
         super(root);
         this.sandbox = sandbox;
         this.user = user;
-        this.uploads = new EnvdUploads(sandbox, staging);
+        this.uploads = new EnvdUploads(sandbox, staging, root);
     }
 
     // ------------------------------------------------------------------ envd
@@ -144,6 +146,10 @@ final class EnvdFiles extends RemoteWorkspaceFiles {
 
     @Override
     protected RuntimeException workspaceGone() {
+        return workspaceGone(sandbox);
+    }
+
+    static WorkspaceGoneException workspaceGone(Sandbox sandbox) {
         return new WorkspaceGoneException("the workspace is gone (its directory in sandbox " + sandbox.id()
                 + " was removed)");
     }
@@ -337,6 +343,24 @@ final class EnvdFiles extends RemoteWorkspaceFiles {
     }
 
     // ------------------------------------------------------------------ writes
+
+    /**
+     * Writes a batch of files whose paths are normalised but not yet checked nor resolved, in two requests (the
+     * upload and one helper): the path rules are checked here ({@link RelativePaths#check}), and the parents are
+     * resolved, checked and created in the sandbox by the helper that moves the files into place, with the same typed
+     * exceptions as the base's walk, before anything is written ({@link EnvdUploads#writeAll}).
+     */
+    void put(List<PutFile> files) {
+        List<String> targets = new ArrayList<>(files.size());
+        for (PutFile f : files) {
+            if (RelativePaths.check(f.path()).equals(".")) {
+                throw new InvalidSpecException("cannot write the workspace root");
+            }
+            targets.add(abs(f.path()));
+        }
+        sandbox.requireAlive();
+        uploads.writeAll(files, targets);
+    }
 
     @Override
     protected void writeFiles(List<WriteTarget> batch) {

@@ -113,21 +113,48 @@ final class SandboxScripts {
             + "exit 0\n";
 
     /**
-     * Moves uploaded files into place, as root: for each manifest line {@code <mode> <blob> <dest>} (dest encoded, see
-     * {@link #encode}) it gives the blob to the workspace user, sets its mode and renames it over {@code dest}, so a
-     * reader sees the old file or the new, and a link at {@code dest} is replaced, never written through. A
-     * {@code dest} that is a directory stops it (exit 3, {@code codeexec-isdir <line>}). The staging directory is
-     * removed in any case. Arguments: uid gid staging-dir.
+     * Moves uploaded files into place, as root, checking every target first: for each manifest line {@code <mode>
+     * <blob> <dest>} (dest an absolute path below {@code root}, encoded, see {@link #encode}) it resolves the parent of
+     * {@code dest} with {@link #WALK} (a link that leaves the workspace or does not resolve stops it, exit 20 or 21;
+     * a component that is not a directory, exit 5; a {@code dest} that is a directory, exit 3; each with
+     * {@code codeexec-refused <line>}, or {@code codeexec-isdir <line>} for 3), and only when every line passed, it
+     * creates the missing parents as the workspace user, gives each blob to the user, sets its mode and renames it
+     * over its resolved target, so a reader sees the old file or the new, and a link at the target is replaced, never
+     * written through (a failure there: exit 4, {@code codeexec-failed <line>}). A workspace root that is gone: exit
+     * 25. The staging directory is removed in any case. Arguments: uid gid staging-dir root.
      */
-    static final String FINISH_WRITES = ""
-            + "uid=$1 gid=$2 stage=$3\n"
+    static final String FINISH_WRITES = WALK
+            + "uid=$1 gid=$2 stage=$3 root=$4\n"
             + "trap 'rm -rf -- \"$stage\"' EXIT\n"
+            + "[ -d \"$root\" ] && [ ! -L \"$root\" ] || exit 25\n"
+            + "parent() {\n"
+            + "  x=$(printf '%bx' \"$1\"); rel=${x%x}; rel=${rel#\"$root\"/}; name=${rel##*/}; dir=${rel%/*}\n"
+            + "  [ \"$dir\" = \"$rel\" ] && dir=\n"
+            + "  miss=\n"
+            + "  walk \"$root\" \"$dir\"; r=$?\n"
+            + "  case $r in 0) ;; 22) miss=$c${rest:+/$rest} ;; *) return $r ;; esac\n"
+            + "  [ -d \"$cur\" ] || return 5\n"
+            + "  if [ -z \"$miss\" ] && [ -d \"$cur/$name\" ] && [ ! -L \"$cur/$name\" ]; then return 3; fi\n"
+            + "  return 0\n"
+            + "}\n"
+            + "refuse() {\n"
+            + "  if [ \"$1\" = 3 ]; then echo \"codeexec-isdir $n\"; else echo \"codeexec-refused $n\"; fi; exit \"$1\"\n"
+            + "}\n"
             + "n=0\n"
             + "while read -r m b p; do\n"
-            + "  x=$(printf '%bx' \"$p\"); p=${x%x}\n"
-            + "  if [ -d \"$p\" ] && [ ! -L \"$p\" ]; then echo \"codeexec-isdir $n\"; exit 3; fi\n"
+            + "  parent \"$p\" || refuse $?\n"
+            + "  n=$((n+1))\n"
+            + "done < \"$stage/manifest\"\n"
+            + "n=0\n"
+            + "while read -r m b p; do\n"
+            + "  parent \"$p\" || refuse $?\n"
+            + "  if [ -n \"$miss\" ]; then\n"
+            + "    setpriv --reuid=\"$uid\" --regid=\"$gid\" --init-groups -- mkdir -p -- \"$cur/$miss\""
+            + " || { echo \"codeexec-failed $n\"; exit 4; }\n"
+            + "    cur=$cur/$miss\n"
+            + "  fi\n"
             + "  chown -- \"$uid:$gid\" \"$stage/$b\" && chmod -- \"$m\" \"$stage/$b\""
-            + " && mv -f -T -- \"$stage/$b\" \"$p\" || { echo \"codeexec-failed $n\"; exit 4; }\n"
+            + " && mv -f -T -- \"$stage/$b\" \"$cur/$name\" || { echo \"codeexec-failed $n\"; exit 4; }\n"
             + "  n=$((n+1))\n"
             + "done < \"$stage/manifest\"\n";
 

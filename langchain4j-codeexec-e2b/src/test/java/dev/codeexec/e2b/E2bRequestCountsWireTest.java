@@ -6,21 +6,25 @@ import static com.github.tomakehurst.wiremock.client.WireMock.containing;
 import static com.github.tomakehurst.wiremock.client.WireMock.exactly;
 import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlEqualTo;
+import static com.github.tomakehurst.wiremock.client.WireMock.urlPathEqualTo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * How many requests each operation makes, counted by WireMock (counts, never times): a run in steady state is one
  * {@code Process/Start}, whatever its working directory; a working directory the run refuses costs the Stats that
- * name the typed exception, and only then.
+ * name the typed exception, and only then; a batch of files is two requests (the upload and the helper that checks
+ * the targets and moves the files into place), whatever its paths.
  */
 class E2bRequestCountsWireTest extends WireFixture {
 
@@ -82,5 +86,31 @@ class E2bRequestCountsWireTest extends WireFixture {
                 .isInstanceOf(InvalidSpecException.class).hasMessageContaining("cwd 'nope'");
         server.verify(exactly(1), postRequestedFor(urlEqualTo("/process.Process/Start")));
         server.verify(postRequestedFor(urlEqualTo("/filesystem.Filesystem/Stat")));
+    }
+
+    @Test
+    void should_put_one_file_in_two_requests() {
+        server.resetRequests();
+
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/data.csv", "a,b\n")));
+
+        server.verify(exactly(1), postRequestedFor(urlPathEqualTo("/files")));
+        server.verify(exactly(1), postRequestedFor(urlEqualTo("/process.Process/Start"))
+                .withRequestBody(containing("codeexec-isdir")));
+        server.verify(exactly(0), postRequestedFor(urlEqualTo("/filesystem.Filesystem/Stat")));
+        server.verify(exactly(0), postRequestedFor(urlEqualTo("/filesystem.Filesystem/MakeDir")));
+        server.verify(exactly(2), anyRequestedFor(anyUrl()));
+    }
+
+    @Test
+    void should_put_a_batch_into_new_directories_in_two_requests() {
+        server.resetRequests();
+
+        engine.fs().putFiles(ws, List.of(PutFile.of("work/new/a/one.csv", "1"), PutFile.of("out/two/two.csv", "2"),
+                PutFile.of("top.txt", "3")));
+
+        server.verify(exactly(1), postRequestedFor(urlPathEqualTo("/files")));
+        server.verify(exactly(1), postRequestedFor(urlEqualTo("/process.Process/Start")));
+        server.verify(exactly(2), anyRequestedFor(anyUrl()));
     }
 }
