@@ -19,6 +19,21 @@ public interface FileChangeTracker extends AutoCloseable {
      */
     FileChanges changes();
 
+    /**
+     * Like {@link #changes()}, comparing with {@code takenAfterRun}, the folders' entries as a run listed them when it
+     * ended ({@link ListingProgramRunner}), instead of looking at the workspace itself, where the tracker can; the
+     * default ignores the snapshot and looks. A tracker that uses it applies the same listing rules and the same limit
+     * as a look of its own: an {@linkplain FolderSnapshot#complete() incomplete} snapshot, or one with more entries
+     * than the limit, is reported as not compared. A snapshot of other folders than the tracker's is ignored.
+     *
+     * @param takenAfterRun the folders' entries at the end of the run; null to look
+     * @throws IllegalStateException when the tracker is closed
+     * @throws CodeExecException     when the workspace cannot be read
+     */
+    default FileChanges changes(FolderSnapshot takenAfterRun) {
+        return changes();
+    }
+
     /** How many files and directories the tracker keeps in memory; 0 when it follows none (too many, or closed). */
     int trackedEntries();
 

@@ -4,7 +4,9 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.FileChangeTracker;
 import dev.codeexec.engine.FileChanges;
+import dev.codeexec.engine.FolderSnapshot;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.workspace.StandardWorkspaceFS;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -19,7 +21,10 @@ import java.util.function.Supplier;
  *
  * <p>A tracker is created at a workspace's first run and looked at around each run: before it, to take in what
  * changed since the last run (unless nothing can have: the last call was a run, no call that may write came between,
- * no background session of the conversation runs), and after it, for the report. Every tool call that may change
+ * no background session of the conversation runs), and after it, for the report. Where the engine's runner lists
+ * the folders at the end of the run itself ({@link dev.codeexec.engine.ListingProgramRunner}), the look after it is
+ * that listing, compared by the tracker without a request of its own; without one (the run timed out, the listing
+ * failed) the tracker looks. Every tool call that may change
  * files, and every {@link WorkspaceIO} use, marks the workspace {@linkplain #mayHaveChanged changed}.
  *
  * <p>Memory: trackers are closed when their workspace is closed or reaped, and when the runtime closes. At most
@@ -30,6 +35,13 @@ final class ChangeTrackers implements AutoCloseable {
 
     /** {@value}: most trackers kept at once. */
     static final int MAX_TRACKERS = 1024;
+
+    /**
+     * {@value}: most entries a run lists for its tracker when it ends, where the engine can
+     * ({@link dev.codeexec.engine.ListingProgramRunner}): as many as a tracker's own walk visits; a listing cut there
+     * makes the tracker look for itself.
+     */
+    static final int MAX_LISTED = 2 * StandardWorkspaceFS.MAX_COMPARED_ENTRIES;
 
     /** {@value}: most entries all trackers keep together (a few hundred bytes each). */
     static final long MAX_ENTRIES_IN_ALL = 500_000;
@@ -83,14 +95,21 @@ final class ChangeTrackers implements AutoCloseable {
             return new Tracked<>(run.get(), null);
         }
         boolean clean = false;
+        FolderSnapshot listing = null;
         try {
             boolean comparable = true;
             if (!slot.clean || sessions.runningFor(call.engine(), call.key()) > 0) {
                 // What changed since the last run is not this run's doing: take it in first.
-                comparable = look(slot) != null;
+                comparable = look(slot, null) != null;
             }
-            T result = run.get();
-            FileChanges changes = look(slot);
+            call.listAfterRuns(ChangedFiles.FOLDERS, MAX_LISTED);
+            T result;
+            try {
+                result = run.get();
+            } finally {
+                listing = call.takeListing();
+            }
+            FileChanges changes = look(slot, listing);
             clean = changes != null && sessions.runningFor(call.engine(), call.key()) == 0;
             // Without the look before, this one also holds what changed before the run: not reported as the run's.
             return new Tracked<>(result, changes != null && comparable ? new ChangedFiles(changes) : null);
@@ -99,10 +118,13 @@ final class ChangeTrackers implements AutoCloseable {
         }
     }
 
-    /** A look of the slot's tracker; null when the workspace could not be read (gone, busy, the tracker closed). */
-    private static FileChanges look(Slot slot) {
+    /**
+     * A look of the slot's tracker, or its comparison with what the run listed when it ended ({@code listing}, null
+     * when it listed nothing); null when the workspace could not be read (gone, busy, the tracker closed).
+     */
+    private static FileChanges look(Slot slot, FolderSnapshot listing) {
         try {
-            return slot.tracker.changes();
+            return listing == null ? slot.tracker.changes() : slot.tracker.changes(listing);
         } catch (CodeExecException | IllegalStateException e) {
             return null;
         }

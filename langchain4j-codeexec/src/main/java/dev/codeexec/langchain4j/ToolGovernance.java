@@ -4,6 +4,9 @@ import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
+import dev.codeexec.engine.ListedRun;
+import dev.codeexec.engine.ListingProgramRunner;
+import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
@@ -68,22 +71,37 @@ final class ToolGovernance {
     // ---------------------------------------------------------------------------------------------------------------
     // Runs
 
-    RunResult runProgram(ToolCall call, Workspace ws, RunProgramSpec spec) {
+    /**
+     * Runs a program; when {@code listFolders} is not null and the engine's runner can, the run also lists them when
+     * it ends ({@link ListingProgramRunner}). The events see the run's result only.
+     */
+    ListedRun runProgram(ToolCall call, Workspace ws, RunProgramSpec spec, List<String> listFolders,
+                         int maxEntries) {
         if (listeners.isEmpty()) {
-            return call.engine().runner().runProgram(ws, spec);
+            return start(call, ws, spec, listFolders, maxEntries);
         }
         long id = runStarted(call, spec.timeout());
         long start = System.nanoTime();
-        RunResult r;
+        ListedRun l;
         try {
-            r = call.engine().runner().runProgram(ws, spec);
+            l = start(call, ws, spec, listFolders, maxEntries);
         } catch (RuntimeException e) {
             runFailed(call, id, start, e);
             throw e;
         }
+        RunResult r = l.result();
         runFinished(call, id, r.exitCode(), r.timedOut(), r.truncated(), r.duration(),
                 (long) OutputWindow.utf8Length(r.stdout()) + OutputWindow.utf8Length(r.stderr()));
-        return r;
+        return l;
+    }
+
+    private static ListedRun start(ToolCall call, Workspace ws, RunProgramSpec spec, List<String> listFolders,
+                                   int maxEntries) {
+        ProgramRunner runner = call.engine().runner();
+        if (listFolders != null && runner instanceof ListingProgramRunner l) {
+            return l.runProgramAndList(ws, spec, listFolders, maxEntries);
+        }
+        return new ListedRun(runner.runProgram(ws, spec), null);
     }
 
     CodeExecutionResult executeCode(ToolCall call, Workspace ws, CodeExecutionInput input) {

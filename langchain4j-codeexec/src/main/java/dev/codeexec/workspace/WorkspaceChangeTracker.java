@@ -3,6 +3,7 @@ package dev.codeexec.workspace;
 import dev.codeexec.engine.FileChange;
 import dev.codeexec.engine.FileChangeTracker;
 import dev.codeexec.engine.FileChanges;
+import dev.codeexec.engine.FolderSnapshot;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.workspace.spi.FileEntry;
@@ -121,6 +122,115 @@ final class WorkspaceChangeTracker implements FileChangeTracker {
             return FileChanges.notCompared(limit);
         }
         return full(walk);
+    }
+
+    /**
+     * Compares the index with what a run listed when it ended, under the rules of {@link WorkspaceWalk}; looks itself
+     * when it has a feed (cheaper and finer), when the snapshot is of other folders (a folder that is a link, one that
+     * leads outside), when a folder is no longer a directory, or when the snapshot was cut at its bound.
+     */
+    @Override
+    public synchronized FileChanges changes(FolderSnapshot afterRun) {
+        if (closed) {
+            throw new IllegalStateException("the change tracker is closed");
+        }
+        if (afterRun == null || watch != null || !afterRun.folders().equals(folders)) {
+            return changes();
+        }
+        TreeMap<String, Entry> after = afterRun.complete() ? fromSnapshot(afterRun) : null;
+        if (after == null) {
+            return changes(); // cut at the run's bound, which may be below this tracker's: a look decides
+        }
+        TreeMap<String, Entry> before = index;
+        index = after == null || after.size() > limit ? null : after;
+        if (index == null) {
+            deletedSinceTooBig = false;
+            looksUntilRetry = RETRY_LOOKS;
+        }
+        if (before == null || index == null) {
+            return FileChanges.notCompared(limit);
+        }
+        List<FileChange> changes = new ArrayList<>();
+        compare(before, index, null, changes);
+        changes.sort(Comparator.comparing(FileChange::path));
+        return new FileChanges(changes, true, limit);
+    }
+
+    /**
+     * The index a walk of the folders would build from the snapshot's entries: hidden temporary names and denied paths
+     * left out (a denied directory with all it holds), links counted only as the regular file they lead to inside the
+     * workspace (read from the file system: a snapshot does not follow them), special files left out. Null when a
+     * folder is there but is not a directory, or an entry is not below a folder.
+     */
+    private TreeMap<String, Entry> fromSnapshot(FolderSnapshot s) {
+        PathAccess a = access.apply(ws);
+        WorkspaceWalk walk = null;
+        TreeMap<String, Entry> m = new TreeMap<>();
+        Set<String> present = new HashSet<>();
+        for (FolderSnapshot.Entry e : s.entries()) {
+            String folder = folderOf(e.path());
+            if (folder == null) {
+                return null;
+            }
+            if (e.path().equals(folder)) {
+                if (e.kind() != FolderSnapshot.Kind.DIRECTORY) {
+                    return null;
+                }
+                present.add(folder);
+            }
+            if (!visibleBelow(a, folder, e)) {
+                continue;
+            }
+            switch (e.kind()) {
+                case DIRECTORY -> m.put(e.path(), new Entry(true, 0, nanos(e.modified())));
+                case FILE -> m.put(e.path(), new Entry(false, e.sizeBytes(), nanos(e.modified())));
+                case LINK -> {
+                    walk = walk == null ? new WorkspaceWalk(files.apply(ws), a) : walk;
+                    FileEntry target = walk.visible(e.path());
+                    if (target != null && !target.isDirectory()) {
+                        m.put(e.path(), entry(target));
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        // Entries below a folder the snapshot does not show as a directory cannot be placed.
+        for (String p : m.keySet()) {
+            if (!present.contains(folderOf(p))) {
+                return null;
+            }
+        }
+        return m;
+    }
+
+    /** The tracked folder at or above {@code path}, or null. */
+    private String folderOf(String path) {
+        for (String f : folders) {
+            if (path.equals(f) || path.startsWith(f + "/")) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    /** Whether a walk of {@code folder} would report the entry: no hidden name, nothing denied on the way. */
+    private static boolean visibleBelow(PathAccess a, String folder, FolderSnapshot.Entry e) {
+        String path = e.path();
+        String name = path.substring(path.lastIndexOf('/') + 1);
+        if (e.kind() != FolderSnapshot.Kind.DIRECTORY && name.startsWith(WorkspaceFiles.WRITE_TEMP_PREFIX)) {
+            return false;
+        }
+        for (String p = path; p.length() >= folder.length(); p = WorkspaceWalk.parentOf(p)) {
+            String n = p.substring(p.lastIndexOf('/') + 1);
+            if ((p.length() > folder.length() && n.startsWith(WorkspaceFiles.IMPORT_TEMP_PREFIX)) || !a.canRead(p)) {
+                return false;
+            }
+            if (p.length() == folder.length()) {
+                break;
+            }
+        }
+        return true;
     }
 
     /** Reads the folders whole and compares with the index. */
