@@ -10,6 +10,7 @@ import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.spi.RunListing;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.spi.EntryType;
@@ -45,8 +46,10 @@ final class E2bRuns {
      * @param limits      the run's limits, checked against the engine's capabilities
      * @param outputCap   bytes kept per stream
      * @param interactive true for sessions: stdin stays open for writes
+     * @param listing     the folders the run lists when the program ended ({@link RunListing}), or null
      */
-    PreparedRun prepare(Workspace ws, RunProgramSpec spec, ResourceLimits limits, int outputCap, boolean interactive) {
+    PreparedRun prepare(Workspace ws, RunProgramSpec spec, ResourceLimits limits, int outputCap, boolean interactive,
+                        RunListing listing) {
         E2bWorkspaces.Slot slot = workspaces.slot(ws);
         if (spec.cmd().contains("=")) {
             throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
@@ -63,12 +66,13 @@ final class E2bRuns {
                 "setpriv", "--reuid=" + sb.uid(), "--regid=" + sb.gid(), "--init-groups", "--",
                 "/bin/sh", "-c", SandboxScripts.NS_INIT, "sh", slot.root + "/" + runDir, slot.root,
                 inRoot ? "" : cwdRel));
+        argv.addAll(listing == null ? List.of("-", "-", "-", "-") : listing.arguments());
         argv.addAll(prlimit(limits));
         argv.addAll(List.of("env", "-i", "--"));
         env.forEach((k, v) -> argv.add(k + "=" + v));
         argv.add(spec.cmd());
         argv.addAll(spec.args());
-        EnvdChannel channel = new EnvdChannel(sb, interactive, spec.cmd());
+        EnvdChannel channel = new EnvdChannel(sb, interactive, spec.cmd(), listing);
         ProgramLaunch launch = new ProgramLaunch(argv, env, slot.root, spec.stdin(), spec.timeout(), outputCap,
                 spec.outputListener());
         slot.channels.add(channel);

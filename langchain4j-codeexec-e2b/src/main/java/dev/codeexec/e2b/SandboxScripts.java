@@ -1,5 +1,6 @@
 package dev.codeexec.e2b;
 
+import dev.codeexec.spi.RunListing;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -74,17 +75,20 @@ final class SandboxScripts {
      * directory (a workspace-relative path, resolved by {@link #WALK}: it must be a directory inside the workspace,
      * else it writes {@link #CWD_REFUSED} on stderr and exits {@link #CWD_REFUSED_STATUS} before anything runs),
      * starts the program with the namespace's stdin, forwards TERM and INT to it, and exits with its status, which
-     * ends the namespace and kills whatever the program left behind. Arguments: run-dir root cwd argv... ({@code cwd}
-     * empty for the workspace root).
+     * ends the namespace and kills whatever the program left behind. When asked for a listing, it first kills the
+     * rest of the namespace (nothing of the run writes any more) and lists the folders on stdout from the workspace
+     * root ({@link RunListing#FUNCTION}), with the program's status. Arguments: run-dir root cwd nonce max-entries
+     * max-bytes folders argv... ({@code cwd} empty for the workspace root; the four listing arguments {@code -} for
+     * none).
      */
-    static final String NS_INIT = WALK
+    static final String NS_INIT = WALK + RunListing.FUNCTION
             + "mkdir -p -- \"$1\" 2>/dev/null\n"
             + "if [ -n \"$3\" ]; then\n"
             + "  walk \"$2\" \"$3\" && [ -d \"$cur\" ] && cd -P -- \"$cur\" 2>/dev/null"
             + " && [ \"$(pwd -P)\" = \"$cur\" ] || { echo '" + CWD_REFUSED + "' >&2; exit " + CWD_REFUSED_STATUS
             + "; }\n"
             + "fi\n"
-            + "shift 3\n"
+            + "root=$2 ln=$4 lm=$5 lb=$6 lf=$7; shift 7\n"
             + "exec 3<&0\n"
             + "\"$@\" 0<&3 3<&- &\n"
             + "p=$!\n"
@@ -95,8 +99,13 @@ final class SandboxScripts {
             + "  t=0\n"
             + "  wait \"$p\"\n"
             + "  s=$?\n"
-            + "  if [ \"$t\" = 0 ] || ! kill -0 \"$p\" 2>/dev/null; then exit \"$s\"; fi\n"
-            + "done\n";
+            + "  if [ \"$t\" = 0 ] || ! kill -0 \"$p\" 2>/dev/null; then break; fi\n"
+            + "done\n"
+            + "if [ \"$ln\" != - ]; then\n"
+            + "  kill -s KILL -1 2>/dev/null\n"
+            + "  cd -- \"$root\" && listfolders \"$s\" \"$ln\" \"$lm\" \"$lb\" \"$lf\"\n"
+            + "fi\n"
+            + "exit \"$s\"\n";
 
     /**
      * Sends a signal to the children of a process (a run's namespace PID 1, the only child of its {@code unshare}),
