@@ -42,6 +42,8 @@ import java.util.OptionalLong;
  * whose target leaves the workspace or does not resolve is refused. envd's own file calls follow links, so every call
  * names a path checked this way. Reads never rely on that check: a link swapped in between a check and envd's {@code
  * GET /files} would redirect it, so contents come from {@link SandboxRead}, where a swap can only make the read refuse.
+ * {@link #put} (the engine's {@code putFiles}) leaves the walk of its targets' parents to the helper that moves the
+ * files into place, which applies the same rules in the sandbox, so that a batch asks no Stat.
  * What remains for metadata and directory calls: between a check and envd's call a program of the same sandbox could
  * swap a directory for a link, which makes a Stat or a listing describe (never return the contents of) another
  * directory of the same VM, and a write could be renamed into another directory of the same VM (never this host).

@@ -20,16 +20,6 @@ final class ListingStarts implements ResponseDefinitionTransformerV2 {
     static final String NAME = "codeexec-listing-starts";
 
     @Override
-    public String getName() {
-        return NAME;
-    }
-
-    @Override
-    public boolean applyGlobally() {
-        return false;
-    }
-
-    @Override
     public ResponseDefinition transform(ServeEvent event) {
         byte[] body = event.getRequest().getBody();
         JsonNode req = Json.parse(Arrays.copyOfRange(body, 5, body.length), "request");
@@ -47,5 +37,16 @@ final class ListingStarts implements ResponseDefinitionTransformerV2 {
         }
         return WireStubs.stream(Wire.concat(Wire.start(31), Wire.stdout(out.toString()), Wire.exit(0),
                 Wire.end("{}"))).build();
+    }
+
+    /** Only for the stubs that name it. */
+    @Override
+    public boolean applyGlobally() {
+        return false;
+    }
+
+    @Override
+    public String getName() {
+        return NAME;
     }
 }

@@ -237,7 +237,7 @@ public final class E2bEngineBenchmark {
         s.stubFor(post("/process.Process/Start").withRequestBody(containing("codeexec-isdir"))
                 .willReturn(connect(stream(2, "", () -> ok))));
         s.stubFor(post("/process.Process/Start").atPriority(10)
-                .willReturn(connect(stream(3, "ok\n", () -> ok)).withTransformers(RunStream.NAME)));
+                .willReturn(connect(stream(3, "ok\n", () -> ok))));
         s.stubFor(post("/filesystem.Filesystem/Stat").atPriority(10).willReturn(aResponse().withStatus(404)
                 .withBody("{\"code\":\"not_found\",\"message\":\"file not found\"}")));
         for (String dir : List.of("work", "out")) {
@@ -252,26 +252,19 @@ public final class E2bEngineBenchmark {
     }
 
     /**
-     * A run's stream as envd sends it when the run's PID 1 lists folders after the program: {@code ok}, then, when the
-     * request asks for it (a nonce among the wrapper's arguments), each folder as an empty directory with that nonce.
+     * Answers a run's {@code Start} (its wrapper holds the listing function) as envd does when the run's PID 1 lists
+     * folders after the program: {@code ok}, then, when the request asks for it (a nonce among the wrapper's
+     * arguments), each folder as an empty directory with that nonce. Other requests keep their stubbed answers.
      */
     private static final class RunStream implements ResponseDefinitionTransformerV2 {
-        static final String NAME = "bench-run-stream";
-
-        @Override
-        public String getName() {
-            return NAME;
-        }
-
-        @Override
-        public boolean applyGlobally() {
-            return false;
-        }
 
         @Override
         public ResponseDefinition transform(ServeEvent event) {
-            String body = new String(event.getRequest().getBody(), 5, event.getRequest().getBody().length - 5,
-                    StandardCharsets.UTF_8);
+            byte[] raw = event.getRequest().getBody();
+            String body = new String(raw, StandardCharsets.UTF_8);
+            if (!event.getRequest().getUrl().equals("/process.Process/Start") || !body.contains("codeexec-listing")) {
+                return event.getResponseDefinition();
+            }
             java.util.regex.Matcher m = java.util.regex.Pattern.compile(
                     "\"([0-9a-f]{32})\",\"(\\d+)\",\"(\\d+)\",\"([^\"]*)\"").matcher(body);
             StringBuilder out = new StringBuilder("ok\n");
@@ -284,6 +277,11 @@ public final class E2bEngineBenchmark {
             }
             String ok = "{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}";
             return connect(stream(3, out.toString(), () -> ok)).build();
+        }
+
+        @Override
+        public String getName() {
+            return "bench-run-stream";
         }
     }
 
