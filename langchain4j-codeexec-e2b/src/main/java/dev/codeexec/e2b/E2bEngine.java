@@ -4,6 +4,7 @@ import dev.codeexec.engine.Capabilities;
 import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
@@ -86,10 +87,11 @@ public final class E2bEngine extends InterpreterEngine {
     private final E2bControlPlane control;
     private final E2bSettings settings;
     private final E2bWorkspaces workspaces;
-    private final StandardWorkspaceFS fs;
+    private final E2bWorkspaceFS fs;
     private final Capabilities capabilities;
     private final E2bRuns runs;
     private final E2bCells cells;
+    private final E2bListingRunner listingRunner = new E2bListingRunner(super.runner());
 
     private E2bEngine(Builder b) {
         super("E2bEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
@@ -136,8 +138,8 @@ public final class E2bEngine extends InterpreterEngine {
             http.close();
             throw e;
         }
-        this.fs = StandardWorkspaceFS.builder().files(ws -> files(workspaces.slot(ws))).inputRoots(inputRoots())
-                .artifacts(artifactStore()).build();
+        this.fs = new E2bWorkspaceFS(StandardWorkspaceFS.builder().files(ws -> files(workspaces.slot(ws)))
+                .inputRoots(inputRoots()).artifacts(artifactStore()).build(), ws -> files(workspaces.slot(ws)));
         this.runs = new E2bRuns(workspaces, environment(), this::files);
         this.cells = new E2bCells(workspaces, fs, runs);
         this.capabilities = Capabilities.builder()
@@ -209,6 +211,12 @@ public final class E2bEngine extends InterpreterEngine {
 
     // ------------------------------------------------------------------ runs
 
+    /** Lists a change report's folders in the run itself when asked ({@link E2bListingRunner}). */
+    @Override
+    public ProgramRunner runner() {
+        return listingRunner;
+    }
+
     @Override
     protected RunResult runProgram(Workspace ws, RunProgramSpec spec) {
         requireOpen();
@@ -229,7 +237,8 @@ public final class E2bEngine extends InterpreterEngine {
     /** A run of {@link E2bRuns}; {@code interactive} for sessions, whose stdin stays open for writes. */
     PreparedRun prepare(Workspace ws, RunProgramSpec spec, boolean interactive) {
         ResourceLimits limits = limitsFor(spec);
-        return runs.prepare(ws, spec, limits, outputCap(spec), interactive);
+        return runs.prepare(ws, spec, limits, outputCap(spec), interactive,
+                interactive ? null : listingRunner.take());
     }
 
     // ------------------------------------------------------------------ code

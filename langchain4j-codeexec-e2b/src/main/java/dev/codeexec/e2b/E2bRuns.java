@@ -10,6 +10,7 @@ import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.spi.RunListing;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.spi.EntryType;
@@ -37,42 +38,42 @@ final class E2bRuns {
 
     /**
      * A run: {@code unshare --pid --fork --kill-child} as root, {@code setpriv} to the workspace user, a PID 1 that
-     * forwards signals ({@link SandboxScripts#NS_INIT}), {@code prlimit} for the run's limits, {@code env -i} with
-     * exactly the run's environment, then the program.
+     * enters the run's working directory and forwards signals ({@link SandboxScripts#NS_INIT}), {@code prlimit} for
+     * the run's limits, {@code env -i} with exactly the run's environment, then the program. One request per run: the
+     * working directory is resolved and checked inside the run by its PID 1, and only when that refuses it does the
+     * engine look with Stat, for the typed exception ({@link #requireCwd}).
      *
      * @param limits      the run's limits, checked against the engine's capabilities
      * @param outputCap   bytes kept per stream
      * @param interactive true for sessions: stdin stays open for writes
+     * @param listing     the folders the run lists when the program ended ({@link RunListing}), or null
      */
-    PreparedRun prepare(Workspace ws, RunProgramSpec spec, ResourceLimits limits, int outputCap, boolean interactive) {
+    PreparedRun prepare(Workspace ws, RunProgramSpec spec, ResourceLimits limits, int outputCap, boolean interactive,
+                        RunListing listing) {
         E2bWorkspaces.Slot slot = workspaces.slot(ws);
         if (spec.cmd().contains("=")) {
             throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
         }
         String cwdRel = PathResolver.normalize(spec.cwd());
-        String cwd = slot.root;
-        if (!cwdRel.equals(".")) {
-            EnvdFiles files = this.files.apply(slot);
-            String resolved = files.resolve(cwdRel);
-            FileEntry e = files.stat(resolved).orElse(null);
-            if (e == null || e.type() != EntryType.DIRECTORY) {
-                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
-            }
-            cwd = slot.root + "/" + resolved;
+        boolean inRoot = cwdRel.equals(".");
+        if (interactive && !inRoot) {
+            requireCwd(slot, cwdRel); // a session's start reports a bad cwd at once, as it always did
         }
         String runDir = WorkspaceLayout.newRunDir();
         Map<String, String> env = environmentFor(slot, spec, runDir);
         Sandbox sb = slot.sandbox;
         List<String> argv = new ArrayList<>(List.of("unshare", "--pid", "--fork", "--kill-child", "--",
                 "setpriv", "--reuid=" + sb.uid(), "--regid=" + sb.gid(), "--init-groups", "--",
-                "/bin/sh", "-c", SandboxScripts.NS_INIT, "sh", slot.root + "/" + runDir));
+                "/bin/sh", "-c", SandboxScripts.NS_INIT, "sh", slot.root + "/" + runDir, slot.root,
+                inRoot ? "" : cwdRel));
+        argv.addAll(listing == null ? List.of("-", "-", "-", "-") : listing.arguments());
         argv.addAll(prlimit(limits));
         argv.addAll(List.of("env", "-i", "--"));
         env.forEach((k, v) -> argv.add(k + "=" + v));
         argv.add(spec.cmd());
         argv.addAll(spec.args());
-        EnvdChannel channel = new EnvdChannel(sb, interactive, spec.cmd());
-        ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap,
+        EnvdChannel channel = new EnvdChannel(sb, interactive, spec.cmd(), listing);
+        ProgramLaunch launch = new ProgramLaunch(argv, env, slot.root, spec.stdin(), spec.timeout(), outputCap,
                 spec.outputListener());
         slot.channels.add(channel);
         sb.runStarted();
@@ -81,6 +82,9 @@ final class E2bRuns {
             public RunResult check(RunResult result) {
                 RuntimeException failure = channel.failure();
                 if (failure == null) {
+                    if (!inRoot && cwdRefused(result)) {
+                        requireCwd(slot, cwdRel); // throws what a bad cwd always threw; else the result stands
+                    }
                     return result;
                 }
                 if (failure instanceof WorkspaceGoneException) {
@@ -98,6 +102,27 @@ final class E2bRuns {
                 sb.runEnded();
             }
         };
+    }
+
+    /**
+     * Checks the working directory of a run the way the workspace's file rules resolve paths: a link that leaves the
+     * workspace is a {@link dev.codeexec.engine.PathEscapeException}, anything but a directory an
+     * {@link InvalidSpecException}. Two requests (Stat); runs pay them only when the namespace's PID 1 could not enter
+     * the directory ({@link SandboxScripts#NS_INIT}), sessions before they start.
+     */
+    private void requireCwd(E2bWorkspaces.Slot slot, String cwdRel) {
+        EnvdFiles files = this.files.apply(slot);
+        String resolved = files.resolve(cwdRel);
+        FileEntry e = files.stat(resolved).orElse(null);
+        if (e == null || e.type() != EntryType.DIRECTORY) {
+            throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
+        }
+    }
+
+    /** True when the run ended before its program started, the namespace's PID 1 refusing its working directory. */
+    private static boolean cwdRefused(RunResult r) {
+        return r.exitCode() == SandboxScripts.CWD_REFUSED_STATUS && r.stdout().isEmpty()
+                && r.stderr().equals(SandboxScripts.CWD_REFUSED + "\n");
     }
 
     /**

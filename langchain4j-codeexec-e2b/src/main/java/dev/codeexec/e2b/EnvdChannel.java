@@ -8,6 +8,7 @@ import dev.codeexec.spi.OutputSink;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
 import dev.codeexec.spi.RemoteProcessChannel;
+import dev.codeexec.spi.RunListing;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -69,15 +70,19 @@ final class EnvdChannel extends RemoteProcessChannel {
     private final Sandbox sandbox;
     private final boolean interactive;
     private final String program;
+    /** The folders the run's PID 1 lists after the program, taken out of its stdout; null for none. */
+    private final RunListing listing;
 
     /**
      * @param interactive true when stdin stays open for writes (sessions); a run opens it only when it has input
      * @param program     the program's name for messages (the argv starts with the launcher)
+     * @param listing     the listing the run writes after the program ({@link SandboxScripts#NS_INIT}), or null
      */
-    EnvdChannel(Sandbox sandbox, boolean interactive, String program) {
+    EnvdChannel(Sandbox sandbox, boolean interactive, String program, RunListing listing) {
         this.sandbox = sandbox;
         this.interactive = interactive;
         this.program = program;
+        this.listing = listing;
     }
 
     @Override
@@ -127,14 +132,17 @@ final class EnvdChannel extends RemoteProcessChannel {
     private final class Remote extends RemoteProcess {
         final EnvdStream stream;
         final long pid;
+        final OutputSink output;
+        /** {@link #output}, without the listing when the run writes one. */
         final OutputSink sink;
         final String what;
 
-        Remote(EnvdStream stream, long pid, OutputSink sink, boolean stdin, String what) {
+        Remote(EnvdStream stream, long pid, OutputSink output, boolean stdin, String what) {
             super(stdin ? new Stdin(pid, what) : ChunkedStdin.none());
             this.stream = stream;
             this.pid = pid;
-            this.sink = sink;
+            this.output = output;
+            this.sink = listing == null ? output : listing.filter(output);
             this.what = what;
         }
 
@@ -186,6 +194,9 @@ final class EnvdChannel extends RemoteProcessChannel {
             } finally {
                 stream.close();
                 exited(-1);
+                if (listing != null) {
+                    listing.streamEnded(output); // what is not the run's listing is the program's output
+                }
                 outputEnded();
             }
         }

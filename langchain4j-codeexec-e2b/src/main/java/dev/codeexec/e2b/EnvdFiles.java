@@ -6,10 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.ImportSource;
+import dev.codeexec.workspace.spi.RelativePaths;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
 import java.io.FilterInputStream;
@@ -40,6 +42,8 @@ import java.util.OptionalLong;
  * whose target leaves the workspace or does not resolve is refused. envd's own file calls follow links, so every call
  * names a path checked this way. Reads never rely on that check: a link swapped in between a check and envd's {@code
  * GET /files} would redirect it, so contents come from {@link SandboxRead}, where a swap can only make the read refuse.
+ * {@link #put} (the engine's {@code putFiles}) leaves the walk of its targets' parents to the helper that moves the
+ * files into place, which applies the same rules in the sandbox, so that a batch asks no Stat.
  * What remains for metadata and directory calls: between a check and envd's call a program of the same sandbox could
  * swap a directory for a link, which makes a Stat or a listing describe (never return the contents of) another
  * directory of the same VM, and a write could be renamed into another directory of the same VM (never this host).
@@ -67,7 +71,7 @@ final class EnvdFiles extends RemoteWorkspaceFiles {
         super(root);
         this.sandbox = sandbox;
         this.user = user;
-        this.uploads = new EnvdUploads(sandbox, staging);
+        this.uploads = new EnvdUploads(sandbox, staging, root);
     }
 
     // ------------------------------------------------------------------ envd
@@ -144,6 +148,10 @@ final class EnvdFiles extends RemoteWorkspaceFiles {
 
     @Override
     protected RuntimeException workspaceGone() {
+        return workspaceGone(sandbox);
+    }
+
+    static WorkspaceGoneException workspaceGone(Sandbox sandbox) {
         return new WorkspaceGoneException("the workspace is gone (its directory in sandbox " + sandbox.id()
                 + " was removed)");
     }
@@ -337,6 +345,24 @@ final class EnvdFiles extends RemoteWorkspaceFiles {
     }
 
     // ------------------------------------------------------------------ writes
+
+    /**
+     * Writes a batch of files whose paths are normalised but not yet checked nor resolved, in two requests (the
+     * upload and one helper): the path rules are checked here ({@link RelativePaths#check}), and the parents are
+     * resolved, checked and created in the sandbox by the helper that moves the files into place, with the same typed
+     * exceptions as the base's walk, before anything is written ({@link EnvdUploads#writeAll}).
+     */
+    void put(List<PutFile> files) {
+        List<String> targets = new ArrayList<>(files.size());
+        for (PutFile f : files) {
+            if (RelativePaths.check(f.path()).equals(".")) {
+                throw new InvalidSpecException("cannot write the workspace root");
+            }
+            targets.add(abs(f.path()));
+        }
+        sandbox.requireAlive();
+        uploads.writeAll(files, targets);
+    }
 
     @Override
     protected void writeFiles(List<WriteTarget> batch) {

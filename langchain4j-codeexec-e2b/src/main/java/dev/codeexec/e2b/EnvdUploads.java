@@ -46,11 +46,16 @@ final class EnvdUploads {
 
     private final Sandbox sandbox;
     private final String staging;
+    private final String root;
 
-    /** @param staging the engine's root-only staging directory in the sandbox, on the workspace's file system */
-    EnvdUploads(Sandbox sandbox, String staging) {
+    /**
+     * @param staging the engine's root-only staging directory in the sandbox, on the workspace's file system
+     * @param root    the workspace's real path in the sandbox
+     */
+    EnvdUploads(Sandbox sandbox, String staging, String root) {
         this.sandbox = sandbox;
         this.staging = staging;
+        this.root = root;
     }
 
     /** Remove is {@code os.RemoveAll} as root: links are removed, never followed; read-only trees go too. */
@@ -77,8 +82,15 @@ final class EnvdUploads {
     // ------------------------------------------------------------------ writes
 
     /**
-     * Writes {@code files} to the absolute {@code targets}, in that order: one upload of every file into a fresh
-     * staging directory, then one helper that moves each into place (two requests for the batch).
+     * Writes {@code files} to the absolute {@code targets} below the workspace root, in that order: one upload of
+     * every file into a fresh staging directory, then one helper that checks every target's parent in the sandbox
+     * (links resolved inside the workspace only, every component a directory, no target a directory), creates the
+     * missing parents and moves each file into place ({@link SandboxScripts#FINISH_WRITES}): two requests for the
+     * batch, nothing written when a target is refused.
+     *
+     * @throws dev.codeexec.engine.PathEscapeException when a target's parent goes through a link that leaves the
+     *                                                 workspace or does not resolve
+     * @throws InvalidSpecException                    when a target is a directory or a parent is not one
      */
     void writeAll(List<PutFile> files, List<String> targets) {
         requireIds();
@@ -103,16 +115,13 @@ final class EnvdUploads {
         Sandbox.HelperResult r;
         try {
             r = sandbox.helper(List.of("/bin/sh", "-c", SandboxScripts.FINISH_WRITES, "sh",
-                    Integer.toString(sandbox.uid()), Integer.toString(sandbox.gid()), stage), what);
+                    Integer.toString(sandbox.uid()), Integer.toString(sandbox.gid()), stage, root), what);
         } catch (RuntimeException e) {
             RuntimeException f = writeFailure(e, what);
             removeQuietly(stage, f);
             throw f;
         }
-        if (r.exitCode() == 3) {
-            throw new InvalidSpecException("'" + files.get(index(r.line("codeexec-isdir"), files.size())).path()
-                    + "' is a directory");
-        }
+        refused(r, files);
         if (r.exitCode() != 0) {
             String failedAt = r.line("codeexec-failed");
             String which = failedAt == null ? what
@@ -120,6 +129,25 @@ final class EnvdUploads {
             throw new CodeExecException("could not " + which + " in sandbox " + sandbox.id() + " (status "
                     + r.exitCode() + ")");
         }
+    }
+
+    /** The typed exception of a target {@link SandboxScripts#FINISH_WRITES} refused before it wrote anything. */
+    private void refused(Sandbox.HelperResult r, List<PutFile> files) {
+        int code = r.exitCode();
+        if (code == 25) {
+            throw EnvdFiles.workspaceGone(sandbox);
+        }
+        if (code != 3 && code != 5 && code != 20 && code != 21) {
+            return;
+        }
+        String path = files.get(index(r.line(code == 3 ? "codeexec-isdir" : "codeexec-refused"), files.size()))
+                .path();
+        throw switch (code) {
+            case 3 -> new InvalidSpecException("'" + path + "' is a directory");
+            case 5 -> new InvalidSpecException("'" + path + "': a component is not a directory");
+            case 20 -> new PathEscapeException("path '" + path + "' leads outside the workspace through a link");
+            default -> new PathEscapeException("path '" + path + "' goes through a link that does not resolve");
+        };
     }
 
     private static int index(String s, int size) {

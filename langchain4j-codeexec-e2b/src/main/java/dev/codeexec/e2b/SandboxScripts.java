@@ -1,5 +1,6 @@
 package dev.codeexec.e2b;
 
+import dev.codeexec.spi.RunListing;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -40,12 +41,54 @@ final class SandboxScripts {
             + "fi\n";
 
     /**
-     * PID 1 of a run's PID namespace, as the workspace user: creates the run's directory, starts the program with the
-     * namespace's stdin, forwards TERM and INT to it, and exits with its status, which ends the namespace and kills
-     * whatever the program left behind. Arguments: run-dir argv...
+     * A shell function {@code walk root rel}: resolves the workspace-relative {@code rel} from {@code root} one
+     * component at a time without following links, resolving each link itself ({@code realpath -e}) and refusing one
+     * that leaves the workspace; leaves the resolved path in {@code cur}. Returns 20 when a link leads out of the
+     * workspace, 21 when a link does not resolve, 22 when a component is missing.
      */
-    static final String NS_INIT = ""
-            + "mkdir -p -- \"$1\" 2>/dev/null; shift\n"
+    static final String WALK = ""
+            + "walk() {\n"
+            + "  cur=$1 rest=$2\n"
+            + "  while [ -n \"$rest\" ]; do\n"
+            + "    case $rest in */*) c=${rest%%/*} rest=${rest#*/} ;; *) c=$rest rest= ;; esac\n"
+            + "    next=$cur/$c\n"
+            + "    if [ -L \"$next\" ]; then\n"
+            + "      t=$(realpath -e -- \"$next\" 2>/dev/null && echo x) || return 21\n"
+            + "      t=${t%?x}\n"
+            + "      case $t in \"$1\"|\"$1\"/*) ;; *) return 20 ;; esac\n"
+            + "      next=$t\n"
+            + "    elif [ ! -e \"$next\" ]; then\n"
+            + "      return 22\n"
+            + "    fi\n"
+            + "    cur=$next\n"
+            + "  done\n"
+            + "}\n";
+
+    /** What {@link #NS_INIT} writes on stderr when it cannot enter the run's working directory. */
+    static final String CWD_REFUSED = "[codeexec] the working directory is not a directory of the workspace";
+
+    /** {@link #NS_INIT}'s exit status when it cannot enter the run's working directory (nothing ran). */
+    static final int CWD_REFUSED_STATUS = 125;
+
+    /**
+     * PID 1 of a run's PID namespace, as the workspace user: creates the run's directory, enters the run's working
+     * directory (a workspace-relative path, resolved by {@link #WALK}: it must be a directory inside the workspace,
+     * else it writes {@link #CWD_REFUSED} on stderr and exits {@link #CWD_REFUSED_STATUS} before anything runs),
+     * starts the program with the namespace's stdin, forwards TERM and INT to it, and exits with its status, which
+     * ends the namespace and kills whatever the program left behind. When asked for a listing, it first kills the
+     * rest of the namespace (nothing of the run writes any more) and lists the folders on stdout from the workspace
+     * root ({@link RunListing#FUNCTION}), with the program's status. Arguments: run-dir root cwd nonce max-entries
+     * max-bytes folders argv... ({@code cwd} empty for the workspace root; the four listing arguments {@code -} for
+     * none).
+     */
+    static final String NS_INIT = WALK + RunListing.FUNCTION
+            + "mkdir -p -- \"$1\" 2>/dev/null\n"
+            + "if [ -n \"$3\" ]; then\n"
+            + "  walk \"$2\" \"$3\" && [ -d \"$cur\" ] && cd -P -- \"$cur\" 2>/dev/null"
+            + " && [ \"$(pwd -P)\" = \"$cur\" ] || { echo '" + CWD_REFUSED + "' >&2; exit " + CWD_REFUSED_STATUS
+            + "; }\n"
+            + "fi\n"
+            + "root=$2 ln=$4 lm=$5 lb=$6 lf=$7; shift 7\n"
             + "exec 3<&0\n"
             + "\"$@\" 0<&3 3<&- &\n"
             + "p=$!\n"
@@ -56,8 +99,13 @@ final class SandboxScripts {
             + "  t=0\n"
             + "  wait \"$p\"\n"
             + "  s=$?\n"
-            + "  if [ \"$t\" = 0 ] || ! kill -0 \"$p\" 2>/dev/null; then exit \"$s\"; fi\n"
-            + "done\n";
+            + "  if [ \"$t\" = 0 ] || ! kill -0 \"$p\" 2>/dev/null; then break; fi\n"
+            + "done\n"
+            + "if [ \"$ln\" != - ]; then\n"
+            + "  kill -s KILL -1 2>/dev/null\n"
+            + "  cd -- \"$root\" && listfolders \"$s\" \"$ln\" \"$lm\" \"$lb\" \"$lf\"\n"
+            + "fi\n"
+            + "exit \"$s\"\n";
 
     /**
      * Sends a signal to the children of a process (a run's namespace PID 1, the only child of its {@code unshare}),
@@ -74,21 +122,48 @@ final class SandboxScripts {
             + "exit 0\n";
 
     /**
-     * Moves uploaded files into place, as root: for each manifest line {@code <mode> <blob> <dest>} (dest encoded, see
-     * {@link #encode}) it gives the blob to the workspace user, sets its mode and renames it over {@code dest}, so a
-     * reader sees the old file or the new, and a link at {@code dest} is replaced, never written through. A
-     * {@code dest} that is a directory stops it (exit 3, {@code codeexec-isdir <line>}). The staging directory is
-     * removed in any case. Arguments: uid gid staging-dir.
+     * Moves uploaded files into place, as root, checking every target first: for each manifest line {@code <mode>
+     * <blob> <dest>} (dest an absolute path below {@code root}, encoded, see {@link #encode}) it resolves the parent of
+     * {@code dest} with {@link #WALK} (a link that leaves the workspace or does not resolve stops it, exit 20 or 21;
+     * a component that is not a directory, exit 5; a {@code dest} that is a directory, exit 3; each with
+     * {@code codeexec-refused <line>}, or {@code codeexec-isdir <line>} for 3), and only when every line passed, it
+     * creates the missing parents as the workspace user, gives each blob to the user, sets its mode and renames it
+     * over its resolved target, so a reader sees the old file or the new, and a link at the target is replaced, never
+     * written through (a failure there: exit 4, {@code codeexec-failed <line>}). A workspace root that is gone: exit
+     * 25. The staging directory is removed in any case. Arguments: uid gid staging-dir root.
      */
-    static final String FINISH_WRITES = ""
-            + "uid=$1 gid=$2 stage=$3\n"
+    static final String FINISH_WRITES = WALK
+            + "uid=$1 gid=$2 stage=$3 root=$4\n"
             + "trap 'rm -rf -- \"$stage\"' EXIT\n"
+            + "[ -d \"$root\" ] && [ ! -L \"$root\" ] || exit 25\n"
+            + "parent() {\n"
+            + "  x=$(printf '%bx' \"$1\"); rel=${x%x}; rel=${rel#\"$root\"/}; name=${rel##*/}; dir=${rel%/*}\n"
+            + "  [ \"$dir\" = \"$rel\" ] && dir=\n"
+            + "  miss=\n"
+            + "  walk \"$root\" \"$dir\"; r=$?\n"
+            + "  case $r in 0) ;; 22) miss=$c${rest:+/$rest} ;; *) return $r ;; esac\n"
+            + "  [ -d \"$cur\" ] || return 5\n"
+            + "  if [ -z \"$miss\" ] && [ -d \"$cur/$name\" ] && [ ! -L \"$cur/$name\" ]; then return 3; fi\n"
+            + "  return 0\n"
+            + "}\n"
+            + "refuse() {\n"
+            + "  if [ \"$1\" = 3 ]; then echo \"codeexec-isdir $n\"; else echo \"codeexec-refused $n\"; fi; exit \"$1\"\n"
+            + "}\n"
             + "n=0\n"
             + "while read -r m b p; do\n"
-            + "  x=$(printf '%bx' \"$p\"); p=${x%x}\n"
-            + "  if [ -d \"$p\" ] && [ ! -L \"$p\" ]; then echo \"codeexec-isdir $n\"; exit 3; fi\n"
+            + "  parent \"$p\" || refuse $?\n"
+            + "  n=$((n+1))\n"
+            + "done < \"$stage/manifest\"\n"
+            + "n=0\n"
+            + "while read -r m b p; do\n"
+            + "  parent \"$p\" || refuse $?\n"
+            + "  if [ -n \"$miss\" ]; then\n"
+            + "    setpriv --reuid=\"$uid\" --regid=\"$gid\" --init-groups -- mkdir -p -- \"$cur/$miss\""
+            + " || { echo \"codeexec-failed $n\"; exit 4; }\n"
+            + "    cur=$cur/$miss\n"
+            + "  fi\n"
             + "  chown -- \"$uid:$gid\" \"$stage/$b\" && chmod -- \"$m\" \"$stage/$b\""
-            + " && mv -f -T -- \"$stage/$b\" \"$p\" || { echo \"codeexec-failed $n\"; exit 4; }\n"
+            + " && mv -f -T -- \"$stage/$b\" \"$cur/$name\" || { echo \"codeexec-failed $n\"; exit 4; }\n"
             + "  n=$((n+1))\n"
             + "done < \"$stage/manifest\"\n";
 
@@ -128,23 +203,10 @@ final class SandboxScripts {
      * workspace, 21 a link does not resolve, 22 nothing there, 23 not a regular file, 24 the path changed while it was
      * being read (nothing was printed), 25 the workspace is gone, 27 not readable. Arguments: root rel offset length.
      */
-    static final String READ_FILE = ""
+    static final String READ_FILE = WALK
             + "root=$1 rel=$2 off=$3 len=$4\n"
             + "[ -d \"$root\" ] && [ ! -L \"$root\" ] || exit 25\n"
-            + "cur=$root rest=$rel\n"
-            + "while [ -n \"$rest\" ]; do\n"
-            + "  case $rest in */*) c=${rest%%/*} rest=${rest#*/} ;; *) c=$rest rest= ;; esac\n"
-            + "  next=$cur/$c\n"
-            + "  if [ -L \"$next\" ]; then\n"
-            + "    t=$(realpath -e -- \"$next\" 2>/dev/null && echo x) || exit 21\n"
-            + "    t=${t%?x}\n"
-            + "    case $t in \"$root\"|\"$root\"/*) ;; *) exit 20 ;; esac\n"
-            + "    next=$t\n"
-            + "  elif [ ! -e \"$next\" ]; then\n"
-            + "    exit 22\n"
-            + "  fi\n"
-            + "  cur=$next\n"
-            + "done\n"
+            + "walk \"$root\" \"$rel\" || exit $?\n"
             + "if [ ! -f \"$cur\" ] || [ -L \"$cur\" ]; then [ -e \"$cur\" ] && exit 23; exit 22; fi\n"
             + "[ -r \"$cur\" ] || exit 27\n"
             + "command exec 3<\"$cur\" || exit 24\n"

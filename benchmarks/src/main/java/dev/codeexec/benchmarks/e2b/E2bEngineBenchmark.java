@@ -11,6 +11,8 @@ import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMoc
 
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.common.ConsoleNotifier;
+import com.github.tomakehurst.wiremock.extension.ResponseDefinitionTransformerV2;
+import com.github.tomakehurst.wiremock.http.ResponseDefinition;
 import com.github.tomakehurst.wiremock.stubbing.ServeEvent;
 import dev.codeexec.benchmarks.Stats;
 import dev.codeexec.e2b.E2bEngine;
@@ -40,12 +42,13 @@ import java.util.function.Supplier;
  * (Connect envelopes, envd's JSON, the control plane's), so the network and the sandbox are out of the picture and
  * what is left is the engine's own work and its extra requests:
  * <ol>
- *   <li>a run ({@code runProgram}: one {@code Process/Start} stream) against a JDK {@code HttpClient} POST of the same
- *       envelope and a read of its frames;</li>
- *   <li>a file upload ({@code putFiles} of one file: Stat of the parent, the upload, the helper that moves it into
- *       place) against one raw multipart POST;</li>
- *   <li>a {@code workspace_exec} tool call (the run and the listing of {@code work/} and {@code out/} for the changed
- *       files) against the raw Start.</li>
+ *   <li>a run ({@code runProgram}: one {@code Process/Start} stream, its working directory checked by the run itself)
+ *       against a JDK {@code HttpClient} POST of the same envelope and a read of its frames;</li>
+ *   <li>a file upload ({@code putFiles} of one file: the upload and the helper that checks the target and moves it
+ *       into place) against one raw multipart POST;</li>
+ *   <li>a {@code workspace_exec} tool call in steady state (one Start whose stream also carries the listing of
+ *       {@code work/} and {@code out/} for the changed files, answered with the run's own nonce) against the raw
+ *       Start.</li>
  * </ol>
  * Each operation's HTTP requests are counted from WireMock's journal. Usage: {@code e2b.E2bEngineBenchmark
  * [iterations]}; samples alternate between the contenders so drift hits all of them.
@@ -61,7 +64,7 @@ public final class E2bEngineBenchmark {
     public static void main(String[] args) throws Exception {
         int iterations = args.length > 0 ? Integer.parseInt(args[0]) : 300;
         WireMockServer server = new WireMockServer(wireMockConfig().dynamicPort().notifier(new ConsoleNotifier(false))
-                .containerThreads(16));
+                .containerThreads(16).extensions(new RunStream()));
         server.start();
         try {
             stub(server);
@@ -90,7 +93,10 @@ public final class E2bEngineBenchmark {
                 };
                 exec.run(); // the conversation's workspace exists from now on
                 System.out.println("HTTP requests per operation (WireMock journal):");
+                System.out.println("  runProgram (first):  " + count(server, engineRun));
                 System.out.println("  runProgram:          " + count(server, engineRun));
+                System.out.println("  runProgram cwd work: " + count(server, () -> engine.runner().runProgram(ws,
+                        RunProgramSpec.builder("true").cwd("work").build())));
                 System.out.println("  raw Start:           " + count(server, rawRun));
                 System.out.println("  putFiles (1 file):   " + count(server, engineUpload));
                 System.out.println("  raw upload:          " + count(server, rawUpload));
@@ -243,6 +249,40 @@ public final class E2bEngineBenchmark {
                 .withBody("{\"entries\":[" + entry("work/inputs", "FILE_TYPE_DIRECTORY") + "]}")));
         s.stubFor(post(urlPathEqualTo("/files")).willReturn(aResponse().withStatus(200)
                 .withBody("[{\"path\":\"" + ROOT + "/work/data.csv\",\"name\":\"data.csv\",\"type\":\"file\"}]")));
+    }
+
+    /**
+     * Answers a run's {@code Start} (its wrapper holds the listing function) as envd does when the run's PID 1 lists
+     * folders after the program: {@code ok}, then, when the request asks for it (a nonce among the wrapper's
+     * arguments), each folder as an empty directory with that nonce. Other requests keep their stubbed answers.
+     */
+    private static final class RunStream implements ResponseDefinitionTransformerV2 {
+
+        @Override
+        public ResponseDefinition transform(ServeEvent event) {
+            byte[] raw = event.getRequest().getBody();
+            String body = new String(raw, StandardCharsets.UTF_8);
+            if (!event.getRequest().getUrl().equals("/process.Process/Start") || !body.contains("codeexec-listing")) {
+                return event.getResponseDefinition();
+            }
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                    "\"([0-9a-f]{32})\",\"(\\d+)\",\"(\\d+)\",\"([^\"]*)\"").matcher(body);
+            StringBuilder out = new StringBuilder("ok\n");
+            if (m.find()) {
+                out.append("\u0000\u0001codeexec-listing ").append(m.group(1)).append('\n');
+                for (String folder : m.group(4).split("\\\\n")) {
+                    out.append("d\t4096\t1748772000.0000000000\t").append(folder).append('\u0000');
+                }
+                out.append("E0\u0000\u0001end ").append(m.group(1)).append(" 0\n");
+            }
+            String ok = "{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}";
+            return connect(stream(3, out.toString(), () -> ok)).build();
+        }
+
+        @Override
+        public String getName() {
+            return "bench-run-stream";
+        }
     }
 
     private static com.github.tomakehurst.wiremock.client.ResponseDefinitionBuilder connect(byte[] body) {
