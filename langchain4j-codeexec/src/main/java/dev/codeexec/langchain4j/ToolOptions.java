@@ -104,8 +104,10 @@ abstract class ToolOptions {
     }
 
     /**
-     * Whether exec results list created, deleted and resized files (one listing before and one after each run).
-     * Default true.
+     * Whether exec results list created, deleted and resized files below {@code work/} and {@code out/}. The engine's
+     * change tracker finds them: from kernel notices on host workspaces, from a listing the run itself makes at its end
+     * where the runner can ({@link dev.codeexec.engine.ListingProgramRunner}: container, E2B), else from a look after
+     * the run (and one before it when something else may have changed the files). Default true.
      */
     public CodeExecution.Builder reportChangedFiles(boolean report) {
         settings.reportChangedFiles(report);
