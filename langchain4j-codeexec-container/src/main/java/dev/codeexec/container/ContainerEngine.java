@@ -19,6 +19,7 @@ import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.ListingRunner;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.PathResolver;
@@ -27,6 +28,7 @@ import dev.codeexec.workspace.WorkspaceLayout;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileEntry;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
@@ -93,7 +95,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
     private final String engineId = UUID.randomUUID().toString();
     private final String helperUser;
     private final ContainerRuns runs;
-    private final ListingRunner listingRunner = new ListingRunner(super.runner());
+    private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.SECONDS);
 
     private ContainerEngine(Builder b) {
         super("ContainerEngine", b, ShellEnvironmentPolicy.sandboxDefault(), limits(b));

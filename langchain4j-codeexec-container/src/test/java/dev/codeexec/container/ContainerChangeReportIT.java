@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code workspace_exec}'s change report on a real workspace container, from the listing the run's own wrapper makes
- * after the program ({@link ListingRunner}): right for created, modified and deleted files, odd names, links and too
+ * after the program ({@link dev.codeexec.spi.ListingRunner}): right for created, modified and deleted files, odd names, links and too
  * many entries; made without an archive request in steady state (counted at the Docker socket); never forged by a
  * program that imitates the listing, whose output is shown as it wrote it.
  */

@@ -18,9 +18,11 @@ import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.InterpreterEngine;
+import dev.codeexec.spi.ListingRunner;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.workspace.StandardWorkspaceFS;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -91,7 +93,7 @@ public final class E2bEngine extends InterpreterEngine {
     private final Capabilities capabilities;
     private final E2bRuns runs;
     private final E2bCells cells;
-    private final E2bListingRunner listingRunner = new E2bListingRunner(super.runner());
+    private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.NANOS);
 
     private E2bEngine(Builder b) {
         super("E2bEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
@@ -211,7 +213,10 @@ public final class E2bEngine extends InterpreterEngine {
 
     // ------------------------------------------------------------------ runs
 
-    /** Lists a change report's folders in the run itself when asked ({@link E2bListingRunner}). */
+    /**
+     * Lists a change report's folders in the run itself when asked ({@link ListingRunner}; modification times keep
+     * nanoseconds, as envd reports them).
+     */
     @Override
     public ProgramRunner runner() {
         return listingRunner;
@@ -238,7 +243,7 @@ public final class E2bEngine extends InterpreterEngine {
     PreparedRun prepare(Workspace ws, RunProgramSpec spec, boolean interactive) {
         ResourceLimits limits = limitsFor(spec);
         return runs.prepare(ws, spec, limits, outputCap(spec), interactive,
-                interactive ? null : listingRunner.take());
+                interactive ? null : listingRunner.claim());
     }
 
     // ------------------------------------------------------------------ code
