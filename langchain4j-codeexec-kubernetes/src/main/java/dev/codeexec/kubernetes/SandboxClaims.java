@@ -326,6 +326,10 @@ final class SandboxClaims {
 
     private RuntimeException translate(KubernetesClientException e, String what) {
         int code = e.getCode();
+        if (code == HttpURLConnection.HTTP_NOT_FOUND && e.getStatus() != null && e.getStatus().getDetails() != null
+                && "namespaces".equals(e.getStatus().getDetails().getKind())) {
+            return new BackendUnavailableException(what + ": namespace " + namespace + " does not exist", e);
+        }
         if (code == HttpURLConnection.HTTP_NOT_FOUND) {
             return new UnsupportedCapabilityException(NOT_INSTALLED + " (" + what + " in namespace " + namespace
                     + " got 404 for " + settings.extensionsApiVersion() + " sandboxclaims; install the release's "

@@ -41,6 +41,19 @@ class SandboxClaimsNotInstalledTest {
     }
 
     @Test
+    void should_say_the_namespace_is_missing_when_creating_a_claim_gets_404_for_the_namespace() {
+        server.expect().post().withPath("/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/codeexec/sandboxclaims")
+                .andReturn(404, Map.of("kind", "Status", "apiVersion", "v1", "status", "Failure", "code", 404,
+                        "reason", "NotFound", "message", "namespaces \"codeexec\" not found",
+                        "details", Map.of("name", "codeexec", "kind", "namespaces")))
+                .once();
+
+        assertThatThrownBy(() -> claims().claim(Map.of()))
+                .isInstanceOf(dev.codeexec.engine.BackendUnavailableException.class)
+                .hasMessageContaining("namespace codeexec does not exist");
+    }
+
+    @Test
     void should_name_the_missing_permissions_when_the_claim_list_is_forbidden() {
         server.expect().get().withPath("/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/codeexec/sandboxclaims?limit=1")
                 .andReturn(403, Map.of("kind", "Status", "apiVersion", "v1", "status", "Failure", "code", 403,

@@ -140,6 +140,18 @@ class SandboxClaimsTest {
     }
 
     @Test
+    void should_throw_a_typed_refusal_when_the_claim_is_deleted_while_waiting() throws Exception {
+        try (FakeSandboxController controller = controller((c, claim) ->
+                c.claims().withName(claim.getMetadata().getName()).delete())) {
+
+            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("pool")).claim(LABELS))
+                    .isInstanceOfSatisfying(SandboxClaimRefusedException.class,
+                            e -> assertThat(e.reason()).isEqualTo("ClaimDeleted"));
+            assertThat(storedClaims(controller)).isEmpty();
+        }
+    }
+
+    @Test
     void should_time_out_with_the_last_condition_and_delete_the_claim_when_nothing_makes_it_ready() throws Exception {
         SandboxClaimSettings settings = new SandboxClaimSettings("pool", null, Duration.ofMillis(300), null, null,
                 null, null, false);
