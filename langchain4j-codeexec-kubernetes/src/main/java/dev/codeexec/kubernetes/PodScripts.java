@@ -1,0 +1,181 @@
+package dev.codeexec.kubernetes;
+
+import dev.codeexec.spi.ContainerShell;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The fixed shell scripts the Kubernetes backend runs in a workspace pod, and how a run's process tree is found there.
+ *
+ * <p>The container backend gives every run a group id of its own and kills by group. A Kubernetes exec cannot choose
+ * its user or group, so here the run's wrapper shell is made a <em>child subreaper</em>
+ * ({@code prctl(PR_SET_CHILD_SUBREAPER, 1)}, kept across {@code execve}) by a small launcher in front of it
+ * ({@link Reaper}): every orphan of the run, a {@code setsid} double-forked daemon included, is re-parented to the
+ * wrapper and stays its descendant. The tree is then the wrapper's descendants, found through the {@code PPid} links
+ * of {@code /proc/<pid>/status} ({@link #KILL_TREE_FUNCTION}). Without a launcher (an image with neither
+ * {@code python3} nor {@code perl}) a daemon that leaves the wrapper's tree escapes the kill; {@link #PROBE} tells the
+ * engine which launcher a pod has, once per pod, so that it can say so.
+ *
+ * <p>Every script is a constant passed as {@code sh -c <script> sh <arguments...>}; nothing variable is spliced into
+ * its text.
+ */
+final class PodScripts {
+
+    private PodScripts() {
+    }
+
+    /** What makes a run's wrapper a child subreaper in a given image. */
+    enum Reaper {
+        /** {@code python3} with {@code ctypes}: calls {@code prctl} through libc, then execs the wrapper. */
+        PYTHON("python3", "-c", "import ctypes,os,sys\n"
+                + "if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0: sys.exit(125)\n"
+                + "os.execvp(sys.argv[1], sys.argv[1:])\n"),
+        /** {@code perl}: the raw {@code prctl} system call (x86-64 and arm64 numbers), then execs the wrapper. */
+        PERL("perl", "-e", "use Config; my %n = ('x86_64' => 157, 'aarch64' => 167);"
+                + " my ($a) = $Config{archname} =~ /^(x86_64|aarch64)/; defined $a or exit 125;"
+                + " syscall($n{$a}, 36, 1, 0, 0, 0) == 0 or exit 125;"
+                + " exec { $ARGV[0] } @ARGV or exit 127;"),
+        /**
+         * Neither: the wrapper is not a subreaper. The kill still finds every process that stays in the wrapper's
+         * tree, but an orphan (a daemon that double-forked) is re-parented out of it and escapes.
+         */
+        NONE();
+
+        private final List<String> launcher;
+
+        Reaper(String... launcher) {
+            this.launcher = List.of(launcher);
+        }
+
+        /** The argv in front of the wrapper's {@code sh}; empty for {@link #NONE}. */
+        List<String> launcher() {
+            return launcher;
+        }
+    }
+
+    /**
+     * {@code sh -c PROBE sh}: prints {@code python}, {@code perl} or {@code none}: the first {@link Reaper} that
+     * works in this pod, tried for real (it must make a shell a subreaper and exec it).
+     */
+    static final String PROBE = ""
+            + "if python3 -c \"$1\" sh -c 'exit 0' >/dev/null 2>&1; then echo python; "
+            + "elif perl -e \"$2\" sh -c 'exit 0' >/dev/null 2>&1; then echo perl; "
+            + "else echo none; fi\n";
+
+    /** The probe's argv. */
+    static List<String> probeArgv() {
+        return List.of("sh", "-c", PROBE, "sh", Reaper.PYTHON.launcher.get(2), Reaper.PERL.launcher.get(2));
+    }
+
+    /** The reaper a probe's output names. */
+    static Reaper reaperOf(String probeOutput) {
+        switch (probeOutput.trim()) {
+            case "python":
+                return Reaper.PYTHON;
+            case "perl":
+                return Reaper.PERL;
+            default:
+                return Reaper.NONE;
+        }
+    }
+
+    /**
+     * {@code killtree <root> <self>}: stops, then kills, every descendant of pid {@code <root>} (and {@code <root>}
+     * itself unless it is {@code <self>}): every pass first walks the whole tree from the {@code PPid} links of
+     * {@code /proc/<pid>/status}, then signals it, the root last (a killed parent's children are re-parented, and
+     * must be known before), so what forked meanwhile is found by the next pass; a stopped process cannot fork, so a
+     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new. Shell built-ins only (no fork),
+     * so it still works at the pids limit. Zombies are skipped: their parent reaps them.
+     */
+    static final String KILL_TREE_FUNCTION = ""
+            + "sigone() {\n"
+            + "  st=\n"
+            + "  { while read -r k a b; do case $k in State:) st=$a; break ;; esac; done; } 2>/dev/null"
+            + " <\"/proc/$1/status\"\n"
+            + "  case $st in ''|Z) return ;; T) [ $sig = STOP ] && return ;; esac\n"
+            + "  kill -s $sig \"$1\" 2>/dev/null && found=1\n"
+            + "}\n"
+            + "killtree() {\n"
+            + "  for sig in STOP KILL; do\n"
+            + "    i=0\n"
+            + "    while [ $i -lt 200 ]; do\n"
+            + "      tree=\" $1 \"; more=1\n"
+            + "      while [ -n \"$more\" ]; do\n"
+            + "        more=\n"
+            + "        for p in /proc/[0-9]*; do\n"
+            + "          n=${p#/proc/}\n"
+            + "          case $tree in *\" $n \"*) continue ;; esac\n"
+            + "          pp=\n"
+            + "          { while read -r k a b; do case $k in PPid:) pp=$a; break ;; esac; done; } 2>/dev/null"
+            + " <\"$p/status\"\n"
+            + "          case $tree in *\" $pp \"*) tree=\"$tree$n \"; more=1 ;; esac\n"
+            + "        done\n"
+            + "      done\n"
+            + "      found=\n"
+            + "      for n in $tree; do [ \"$n\" = \"$1\" ] || sigone \"$n\"; done\n"
+            + "      [ \"$1\" = \"$2\" ] || sigone \"$1\"\n"
+            + "      [ -z \"$found\" ] && break\n"
+            + "      i=$((i+1))\n"
+            + "    done\n"
+            + "  done\n"
+            + "}\n";
+
+    /**
+     * The wrapper of every run: {@link ContainerShell#run} with the tree kill of this class. Arguments as there, the
+     * third ({@code <tree>}) being the stdin mode: {@code raw} (protocol v5 ends stdin itself) or {@code framed}
+     * (protocol v4: {@link ContainerShell#FRAMED_STDIN_DECODER}). The wrapper writes its own pid to
+     * {@code <control dir>/shell} for the kill and signal scripts.
+     */
+    static final String RUN = ContainerShell.run(KILL_TREE_FUNCTION,
+            "echo \"$$\" >\"$c/shell\" || exit 125\n",
+            "{ if [ \"$g\" = framed ]; then " + ContainerShell.FRAMED_STDIN_DECODER + "; else cat; fi; }",
+            "killtree \"$$\" \"$$\"");
+
+    /** The stdin mode argument of {@link #RUN} for a protocol that can end stdin, and for one that cannot. */
+    static final String STDIN_RAW = "raw";
+    static final String STDIN_FRAMED = "framed";
+
+    /** Index of the stdin mode in {@link #runArgv}'s result: {@code launcher.., sh, -c, RUN, sh, c, r, mode}. */
+    static int stdinModeIndex(Reaper reaper) {
+        return reaper.launcher().size() + 6;
+    }
+
+    /**
+     * {@code sh -c KILL_TREE sh <control dir>}: kills the run's wrapper (its pid is in the control directory) and its
+     * whole tree, from a second exec. Nothing to do when the run already ended (no pid file).
+     */
+    static final String KILL_TREE = KILL_TREE_FUNCTION
+            + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
+            + "[ -n \"$w\" ] || exit 0\n"
+            + "killtree \"$w\" \"$$\"\n"
+            + "exit 0\n";
+
+    /**
+     * {@code sh -c SIGNAL sh <control dir> <signal>}: sends a signal to the run's program (its pid is in the control
+     * directory), only while that pid is still a descendant of the run's wrapper: a pid the kernel gave to another
+     * process since is not signalled.
+     */
+    static final String SIGNAL = ""
+            + "read -r p <\"$1/pid\" 2>/dev/null || exit 0\n"
+            + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
+            + "x=$p; i=0\n"
+            + "while [ $i -lt 64 ] && [ -n \"$x\" ] && [ \"$x\" != 0 ] && [ \"$x\" != 1 ]; do\n"
+            + "  pp=\n"
+            + "  { while read -r k a b; do case $k in PPid:) pp=$a; break ;; esac; done; } 2>/dev/null"
+            + " <\"/proc/$x/status\"\n"
+            + "  if [ \"$pp\" = \"$w\" ]; then kill -s \"$2\" \"$p\" 2>/dev/null; exit 0; fi\n"
+            + "  x=$pp; i=$((i+1))\n"
+            + "done\n"
+            + "exit 0\n";
+
+    /**
+     * The argv of a run: the reaper's launcher, then {@code sh -c RUN sh} and {@code wrapperArgs} ({@link #RUN}'s
+     * arguments, the stdin mode at {@link #stdinModeIndex}).
+     */
+    static List<String> runArgv(Reaper reaper, List<String> wrapperArgs) {
+        List<String> argv = new ArrayList<>(reaper.launcher());
+        argv.addAll(List.of("sh", "-c", RUN, "sh"));
+        argv.addAll(wrapperArgs);
+        return argv;
+    }
+}
