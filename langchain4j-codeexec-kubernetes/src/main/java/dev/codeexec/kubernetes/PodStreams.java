@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Runs a short pod command whose standard output is read as a stream by the calling thread (a tar archive, a listing)
@@ -18,8 +19,8 @@ import java.util.concurrent.CompletionException;
  * reader pulls from an {@link InputStream}, and a bounded {@link BytePipe} joins them.
  *
  * <p>Thread roles: the command runs on one of the core's I/O threads ({@link IoThreads#IO}) and writes into the pipe;
- * the caller's thread reads it. When the reader stops early the pipe's reading end is closed, the command's further
- * output fails, and the command's own end is awaited; its failure is then the expected consequence, not reported.
+ * the caller's thread reads it. When the reader refuses the stream or the stream fails, the pipe's reading end is
+ * closed, the command's further output fails, and the caller does not wait for it.
  */
 final class PodStreams {
 
@@ -29,56 +30,55 @@ final class PodStreams {
         void read(InputStream out) throws IOException;
     }
 
-    /** The end of a streamed command, as seen by the reader. */
+    /** The end of a streamed command: its result, or the failure of its stream. */
     record Outcome(PodCommands.Result result, IOException readFailure) {
-
-        /** True when the command ended with status 0 and the reader did not fail. */
-        boolean ok() {
-            return result != null && result.exitCode() == 0 && readFailure == null;
-        }
     }
 
     private PodStreams() {
     }
 
     /**
-     * Runs {@code argv} in {@code pod} and hands its standard output to {@code reader} on this thread.
+     * Runs {@code argv} in {@code pod} and hands its standard output to {@code reader} on this thread. When the
+     * reader returns, the rest of the output is read and dropped (a tar archive's end padding, the rest of a listing
+     * the visitor stopped), so that the command ends and its status is known.
      *
-     * @return the command's result (null when the reader stopped before its end and the command broke off because
-     *         of that) and the reader's {@link IOException}, if any
-     * @throws RuntimeException what the reader threw unchecked (a refusal), or what {@link PodCommands#run} threw
-     *                          (the pod is gone, the transport failed) unless the reader had stopped first
+     * @return the command's result, or (when the reader failed with an {@link IOException} of the stream) no result
+     *         and that failure: the command is then left to end on its own, its output going nowhere
+     * @throws RuntimeException what the reader threw unchecked (a refusal: the command is left to end on its own),
+     *                          or what {@link PodCommands#run} threw (the pod is gone, the transport failed)
      */
     static Outcome run(PodCommands commands, String pod, List<String> argv, Duration timeout, Reader reader) {
         BytePipe pipe = new BytePipe();
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CompletableFuture<PodCommands.Result> command = CompletableFuture.supplyAsync(() -> {
             try {
                 PodCommands.Result r = commands.run(pod, argv, null, pipe.out(), timeout);
                 IoThreads.closeQuietly(pipe.out());
                 return r;
             } catch (RuntimeException e) {
+                failure.set(e);
                 pipe.fail("the command failed");
                 throw e;
             }
         }, IoThreads.IO);
-        IOException readFailure = null;
-        boolean readAll = false;
         try {
             reader.read(pipe.in());
-            readAll = true;
+            pipe.in().transferTo(OutputStream.nullOutputStream());
         } catch (IOException e) {
-            readFailure = e;
-        } finally {
             pipe.closeReader();
+            RuntimeException f = failure.get();
+            if (f != null) {
+                throw f;
+            }
+            return new Outcome(null, e);
+        } catch (RuntimeException e) {
+            pipe.closeReader();
+            throw e;
         }
         try {
-            return new Outcome(command.join(), readFailure);
+            return new Outcome(command.join(), null);
         } catch (CompletionException e) {
             if (e.getCause() instanceof RuntimeException cause) {
-                if (readAll) {
-                    // The reader stopped before the end: the command's output had nowhere to go.
-                    return new Outcome(null, null);
-                }
                 throw cause;
             }
             throw new CodeExecException("a command in the pod failed", e.getCause());
