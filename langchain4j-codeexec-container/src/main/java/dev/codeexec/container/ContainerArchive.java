@@ -6,13 +6,12 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.transport.DockerHttpClient;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
-import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,16 +19,14 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.Optional;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
  * One workspace container's archive endpoints of the Engine API, and the tar handling they need: a path's own
  * {@code lstat} from {@code HEAD /containers/{id}/archive}, a tree's contents from {@code GET} (checked entry by
- * entry: no absolute name, no {@code ..}, nothing outside the requested tree), and writes by {@code PUT} of a tar
- * archive built with the workspace's owner. {@link ContainerFiles} builds the file operations and link resolution on
- * top; keeping the wire format and its checks here keeps that class about paths and the provider contract.
+ * entry by the core's {@link CheckedTar}: no absolute name, no {@code ..}, nothing outside the requested tree), and
+ * writes by {@code PUT} of a tar archive built with the workspace's owner. {@link ContainerFiles} builds the file
+ * operations and link resolution on top; keeping the wire format here keeps that class about paths and the provider
+ * contract.
  */
 final class ContainerArchive {
 
@@ -128,17 +125,12 @@ final class ContainerArchive {
 
     // ------------------------------------------------------------------ archives from the container
 
-    /** Receives the entries of a tar archive from the container, relative to the requested path. */
-    interface TarVisitor {
-        /** @return false to stop reading */
-        boolean entry(String rel, TarArchiveEntry e, InputStream content) throws IOException;
-    }
-
     /**
-     * Reads the archive of {@code rel}: each entry name is checked (no absolute name, no {@code ..}, nothing outside
-     * the requested tree) and passed relative to it ({@code "."} for the path itself).
+     * Reads the archive of {@code rel}, checked entry by entry by {@link CheckedTar#read} (no absolute name, no
+     * {@code ..}, nothing outside the requested tree; links reported, never followed), each entry relative to it
+     * ({@code "."} for the path itself).
      */
-    void readArchive(String rel, TarVisitor visitor) {
+    void readArchive(String rel, CheckedTar.EntryVisitor visitor) {
         InputStream raw;
         try {
             raw = docker.control().copyArchiveFromContainerCmd(containerId, abs(rel)).exec();
@@ -148,34 +140,8 @@ final class ContainerArchive {
         } catch (RuntimeException e) {
             throw docker.translate(e, "read files");
         }
-        try (TarArchiveInputStream tar = new TarArchiveInputStream(raw)) {
-            String top = null;
-            TarArchiveEntry e;
-            while ((e = tar.getNextEntry()) != null) {
-                String name = e.getName();
-                while (name.endsWith("/")) {
-                    name = name.substring(0, name.length() - 1);
-                }
-                if (name.startsWith("/") || name.isEmpty()) {
-                    throw new PathEscapeException("the container sent an archive entry with an absolute name");
-                }
-                for (String seg : name.split("/")) {
-                    if (seg.equals("..")) {
-                        throw new PathEscapeException("the container sent an archive entry with '..'");
-                    }
-                }
-                String first = name.contains("/") ? name.substring(0, name.indexOf('/')) : name;
-                if (top == null) {
-                    top = first;
-                }
-                if (!first.equals(top)) {
-                    throw new PathEscapeException("the container sent an archive entry outside the requested tree");
-                }
-                String entryRel = name.equals(top) ? "." : name.substring(top.length() + 1);
-                if (!visitor.entry(entryRel, e, tar)) {
-                    return;
-                }
-            }
+        try {
+            CheckedTar.read(raw, "the container", visitor);
         } catch (IOException x) {
             throw new CodeExecException("could not read files of '" + rel + "' from the container ("
                     + x.getClass().getSimpleName() + ")", x);
@@ -184,38 +150,22 @@ final class ContainerArchive {
         }
     }
 
-    static EntryType typeOf(TarArchiveEntry e) {
-        if (e.isSymbolicLink()) {
-            return EntryType.LINK;
-        }
-        if (e.isFIFO() || e.isCharacterDevice() || e.isBlockDevice() || e.isLink()) {
-            // A hard link entry is left as OTHER: its bytes are under another name of the archive.
-            return EntryType.OTHER;
-        }
-        if (e.isDirectory()) {
-            return EntryType.DIRECTORY;
-        }
-        if (e.isFile() && !e.isLink()) {
-            return EntryType.FILE;
-        }
-        return EntryType.OTHER;
-    }
-
-    /** Writes a tar archive to a temporary host file, then puts it into the container directory {@code dirRel}. */
+    /** Writes the entries of an archive for the container. */
     interface TarWriter {
-        void write(TarArchiveOutputStream tar) throws IOException;
+        void write(CheckedTar.Writer tar) throws IOException;
     }
 
+    /**
+     * Writes a tar archive (every entry owned by the workspace's user, see {@link CheckedTar.Writer}) to a temporary
+     * host file, then puts it into the container directory {@code dirRel}.
+     */
     void putArchive(String dirRel, TarWriter writer, String what) {
         Path tmp = null;
         try {
             tmp = Files.createTempFile("codeexec-put-", ".tar");
-            try (OutputStream os = new BufferedOutputStream(Files.newOutputStream(tmp));
-                 TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
-                tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-                tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+            try (CheckedTar.Writer tar = new CheckedTar.Writer(
+                    new BufferedOutputStream(Files.newOutputStream(tmp)), uid, gid)) {
                 writer.write(tar);
-                tar.finish();
             }
             try (InputStream in = Files.newInputStream(tmp)) {
                 docker.control().copyArchiveToContainerCmd(containerId).withRemotePath(abs(dirRel))
@@ -239,31 +189,5 @@ final class ContainerArchive {
                 }
             }
         }
-    }
-
-    TarArchiveEntry entry(String name, boolean dir, long size, int mode, Instant mtime) {
-        TarArchiveEntry e = new TarArchiveEntry(dir ? name + "/" : name,
-                dir ? TarArchiveEntry.LF_DIR : TarArchiveEntry.LF_NORMAL);
-        e.setSize(dir ? 0 : size);
-        e.setMode((dir ? 040000 : 0100000) | (mode & 07777));
-        e.setIds(uid, gid);
-        e.setModTime(mtime.toEpochMilli());
-        return e;
-    }
-
-    /** The tar name of a source entry under the staging directory; refuses names that could leave it. */
-    static String stageName(String stage, String rel) {
-        if (rel.equals(".")) {
-            return stage;
-        }
-        if (rel.startsWith("/") || rel.contains("\\")) {
-            throw new PathEscapeException("an import source entry has an absolute name");
-        }
-        for (String seg : rel.split("/", -1)) {
-            if (seg.equals("..") || seg.isEmpty() || seg.equals(".")) {
-                throw new PathEscapeException("an import source entry leaves its tree");
-            }
-        }
-        return stage + "/" + rel;
     }
 }

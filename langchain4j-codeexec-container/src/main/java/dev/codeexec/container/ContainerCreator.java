@@ -20,6 +20,7 @@ import com.github.dockerjava.api.model.Volume;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.workspace.WorkspaceLayout;
+import dev.codeexec.workspace.spi.CheckedTar;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -30,8 +31,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -154,22 +153,17 @@ record ContainerCreator(DockerConnection docker, ContainerSettings settings, Str
     /** The workspace layout and the control directory, owned by the workspace user, in one archive. */
     private void putLayout(String id) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
+        try (CheckedTar.Writer tar = new CheckedTar.Writer(bytes, settings.uid(), settings.gid())) {
             List<String> dirs = new ArrayList<>();
             dirs.add("workspace");
             for (String d : WorkspaceLayout.DIRECTORIES) {
                 dirs.add("workspace/" + d);
             }
             dirs.add("control");
+            Instant now = Instant.now();
             for (String d : dirs) {
-                TarArchiveEntry e = new TarArchiveEntry(d + "/", TarArchiveEntry.LF_DIR);
-                e.setMode(040000 | (d.equals("control") ? 0700 : 0755));
-                e.setIds(settings.uid(), settings.gid());
-                e.setModTime(System.currentTimeMillis());
-                tar.putArchiveEntry(e);
-                tar.closeArchiveEntry();
+                tar.directory(d, d.equals("control") ? 0700 : 0755, now);
             }
-            tar.finish();
         } catch (IOException e) {
             throw new CodeExecException("could not build the workspace layout", e);
         }

@@ -5,6 +5,7 @@ import static dev.codeexec.workspace.spi.RelativePaths.join;
 import com.github.dockerjava.transport.DockerHttpClient;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.FileWindow;
@@ -14,7 +15,6 @@ import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -30,7 +30,7 @@ import java.util.UUID;
  * {@code lstat}: a link whose target (fully evaluated by Docker) leaves the workspace or does not exist is refused.
  * Tar archives from the container are checked entry by entry: absolute names, {@code ..} or a name outside the
  * requested tree are refused, and links in them are reported as links, never followed; the wire format and those
- * checks are {@link ContainerArchive}'s.
+ * checks are the core's {@link CheckedTar}, over {@link ContainerArchive}'s transport.
  *
  * <p>What remains: between a check and the archive call a program of the same workspace could swap a directory for
  * a link. Docker evaluates links in the container's own root, so such a race can only reach other files of the same
@@ -62,9 +62,8 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
 
     @Override
     protected void list(String dir, ListVisitor visitor) {
-        archive.readArchive(dir, (rel, e, in) -> rel.equals(".") || visitor.entry(rel,
-                RemoteEntry.of(ContainerArchive.typeOf(e), e.getSize(), e.getMode() & 07777,
-                        e.getLastModifiedDate().toInstant())));
+        archive.readArchive(dir, (e, in) -> e.rel().equals(".") || visitor.entry(e.rel(),
+                RemoteEntry.of(e.type(), e.size(), e.mode(), e.mtime())));
     }
 
     @Override
@@ -76,11 +75,11 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
         for (int attempt = 1; ; attempt++) {
             FileWindow[] out = new FileWindow[1];
             try {
-                archive.readArchive(r, (rel, e, in) -> {
-                    if (!rel.equals(".") || ContainerArchive.typeOf(e) != EntryType.FILE) {
+                archive.readArchive(r, (e, in) -> {
+                    if (!e.rel().equals(".") || e.type() != EntryType.FILE) {
                         throw new InvalidSpecException("'" + path + "' is not a regular file");
                     }
-                    long size = e.getSize();
+                    long size = e.size();
                     byte[] bytes = new byte[0];
                     if (offset < size && maxBytes > 0) {
                         in.skipNBytes(offset);
@@ -116,8 +115,8 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
     protected boolean exportFile(String path, ExportVisitor visitor) {
         String r = regularFile(path);
         boolean[] goOn = {true};
-        archive.readArchive(r, (rel, e, in) -> {
-            if (!rel.equals(".") || ContainerArchive.typeOf(e) != EntryType.FILE) {
+        archive.readArchive(r, (e, in) -> {
+            if (!e.rel().equals(".") || e.type() != EntryType.FILE) {
                 throw new InvalidSpecException("'" + path + "' is not a regular file");
             }
             InputStream lent = new FilterInputStream(in) {
@@ -127,7 +126,7 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
                 }
             };
             try {
-                goOn[0] = visitor.file(path, e.getSize(), lent);
+                goOn[0] = visitor.file(path, e.size(), lent);
             } catch (IOException x) {
                 throw new InvalidSpecException("'" + path + "' could not be read", x);
             }
@@ -162,8 +161,7 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
         Instant now = Instant.now();
         archive.putArchive(dir, tar -> {
             for (String n : names) {
-                tar.putArchiveEntry(archive.entry(n, true, 0, 0755, now));
-                tar.closeArchiveEntry();
+                tar.directory(n, 0755, now);
             }
         }, "create directory '" + asked + "'");
     }
@@ -184,11 +182,8 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
         String tmp = WRITE_TEMP_PREFIX + UUID.randomUUID();
         byte[] content = t.file().content();
         Instant now = Instant.now();
-        archive.putArchive(t.parent(), tar -> {
-            tar.putArchiveEntry(archive.entry(tmp, false, content.length, t.file().mode(), now));
-            tar.write(content);
-            tar.closeArchiveEntry();
-        }, "write '" + path + "'");
+        archive.putArchive(t.parent(), tar -> tar.file(tmp, content, t.file().mode(), now),
+                "write '" + path + "'");
         try {
             helper("write '" + path + "'", "mv", "-f", "-T", "--", abs(join(t.parent(), tmp)), abs(t.target()));
         } catch (RuntimeException e) {
@@ -215,36 +210,14 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
                 source.forEach(new ImportSource.Visitor() {
                     @Override
                     public void directory(FileEntry d) throws IOException {
-                        String name = ContainerArchive.stageName(stage, d.path());
-                        tar.putArchiveEntry(archive.entry(name, true, 0, (d.mode() == 0 ? 0755 : d.mode()) & ~strip,
-                                d.modifiedTime()));
-                        tar.closeArchiveEntry();
+                        tar.directory(CheckedTar.stageName(stage, d.path()),
+                                (d.mode() == 0 ? 0755 : d.mode()) & ~strip, d.modifiedTime());
                     }
 
                     @Override
                     public void file(FileEntry f, InputStream content) throws IOException {
-                        String name = ContainerArchive.stageName(stage, f.path());
-                        tar.putArchiveEntry(archive.entry(name, false, f.size(), (f.mode() == 0 ? 0644 : f.mode()) & ~strip,
-                                f.modifiedTime()));
-                        long copied = content.transferTo(new OutputStream() {
-                            long left = f.size();
-
-                            @Override
-                            public void write(int b) throws IOException {
-                                write(new byte[] {(byte) b}, 0, 1);
-                            }
-
-                            @Override
-                            public void write(byte[] b, int off, int len) throws IOException {
-                                int n = (int) Math.min(len, left);
-                                tar.write(b, off, n);
-                                left -= n;
-                            }
-                        });
-                        if (copied < f.size()) {
-                            tar.write(new byte[(int) (f.size() - copied)]);
-                        }
-                        tar.closeArchiveEntry();
+                        tar.file(CheckedTar.stageName(stage, f.path()), f.size(), content,
+                                (f.mode() == 0 ? 0644 : f.mode()) & ~strip, f.modifiedTime());
                     }
                 });
             } catch (InvalidSpecException e) {

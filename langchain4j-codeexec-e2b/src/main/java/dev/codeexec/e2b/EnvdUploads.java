@@ -7,6 +7,7 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.spi.BytePipe;
 import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.ImportSource;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.codeexec.e2b;
+package dev.codeexec.spi;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,13 +8,21 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A bounded pipe from a producer thread (an import walking its source) to the HTTP client sending an upload body.
- * Either side can end it: the producer closes (end of body) or fails it (the upload is aborted); the consumer side is
- * closed when the upload ended, so a producer blocked on a full pipe is released with an {@link IOException}.
- * {@link java.io.PipedInputStream} is not used: it ties each end to the thread that last used it, and the HTTP client
- * reads from a pool.
+ * A bounded pipe from a producer thread to a consumer thread: an import walking its source into an HTTP client's
+ * upload body (E2B), a command's output pushed by a transport into a tar reader (a pod's file reads). Either side can
+ * end it: the producer closes (end of stream) or fails it (the consumer gets an {@link IOException}); the consumer
+ * side is closed when the consumer is done, so a producer blocked on a full pipe is released with an
+ * {@link IOException}. {@link java.io.PipedInputStream} is not used: it ties each end to the thread that last used
+ * it, and HTTP and websocket clients read and write from a pool.
+ *
+ * <p>Thread roles: one producer writes {@link #out()}; one consumer reads {@link #in()}; {@link #fail} and
+ * {@link #closeReader} may be called from any thread. At most 16 chunks of 64 KiB are held.
  */
-final class BytePipe {
+public final class BytePipe {
+
+    /** An open pipe. */
+    public BytePipe() {
+    }
 
     private static final byte[] END = new byte[0];
     private static final int CHUNK = 64 << 10;
@@ -122,7 +130,7 @@ final class BytePipe {
         try {
             while (!chunks.offer(chunk, 1, TimeUnit.SECONDS)) {
                 if (readerClosed) {
-                    throw new IOException("the upload stopped reading");
+                    throw new IOException("the reader of the pipe stopped reading");
                 }
             }
         } catch (InterruptedException e) {
@@ -130,26 +138,28 @@ final class BytePipe {
             throw new IOException("interrupted");
         }
         if (readerClosed && chunk != END) {
-            throw new IOException("the upload stopped reading");
+            throw new IOException("the reader of the pipe stopped reading");
         }
     }
 
-    OutputStream out() {
+    /** The producer's end; closing it ends the stream. */
+    public OutputStream out() {
         return out;
     }
 
-    InputStream in() {
+    /** The consumer's end. */
+    public InputStream in() {
         return in;
     }
 
-    /** Aborts the body: the reader gets an {@link IOException} and the upload fails. */
-    void fail(String why) {
+    /** Aborts the stream: the consumer gets an {@link IOException} naming {@code why}. */
+    public void fail(String why) {
         failure = new IOException(why);
         chunks.offer(END);
     }
 
-    /** The upload ended (or failed): the producer's writes fail from now on. */
-    void closeReader() {
+    /** The consumer is done (or failed): the producer's writes fail from now on. */
+    public void closeReader() {
         readerClosed = true;
         chunks.clear();
     }

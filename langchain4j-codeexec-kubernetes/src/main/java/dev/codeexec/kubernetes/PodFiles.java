@@ -1,0 +1,462 @@
+package dev.codeexec.kubernetes;
+
+import static dev.codeexec.workspace.spi.RelativePaths.join;
+
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.workspace.spi.CheckedTar;
+import dev.codeexec.workspace.spi.EntryType;
+import dev.codeexec.workspace.spi.FileEntry;
+import dev.codeexec.workspace.spi.FileWindow;
+import dev.codeexec.workspace.spi.ImportSource;
+import dev.codeexec.workspace.spi.RemoteEntry;
+import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
+import java.io.BufferedOutputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The file primitives of one workspace pod, as {@code kubectl cp} moves files: {@code tar} over the {@code pods/exec}
+ * subresource ({@link PodCommands}). Reading a file streams {@code tar cf - -C <parent> -- <name>} into the core's
+ * {@link CheckedTar} reader (each entry checked: no absolute name, no {@code ..}, nothing outside the requested tree;
+ * links reported as links, never followed), never holding the archive whole; writes and imports send a tar stream
+ * built by {@link CheckedTar.Writer} as the standard input of {@code tar -x} in the target directory. A path's own
+ * {@code lstat}, a window of a file ({@code tail -c +N | head -c M}, only the window crosses the wire), a listing
+ * ({@code find -printf}, metadata only), an atomic rename and a delete are short commands. Every command is an argv
+ * whose scripts are constants given their data as positional arguments ({@code sh -c SCRIPT sh ARG...}); no file
+ * name or model input becomes part of a command line.
+ *
+ * <p>The path rules and the link-resolving walk are {@link RemoteWorkspaceFiles}'s, over the {@code lstat} script
+ * ({@code readlink -f} evaluates a link's target in the pod): a link whose target leaves the workspace or does not
+ * exist is refused. {@code tar -x} runs with {@code --no-same-owner} (files belong to the pod's user, whatever the
+ * archive says; the archive names that user anyway), {@code -p} (the modes asked, not the umask's) and
+ * {@code --no-overwrite-dir} (an existing directory keeps its metadata); without {@code --keep-directory-symlink}
+ * GNU tar replaces a link where the archive holds a directory rather than writing through it, and every archive
+ * entry is a fresh temporary name in a directory the base has just checked.
+ *
+ * <p>What remains: between the base's check and a command a program of the same workspace could swap a directory or
+ * file for a link. The commands run as the pod's user inside the pod, so such a race reaches only what that user may
+ * reach in its own pod (the model's own sandbox), never the node or another workspace.
+ *
+ * <p>The image must provide {@code sh}, GNU {@code tar}, GNU coreutils ({@code stat}, {@code readlink}, {@code tail},
+ * {@code head}, {@code mv -T}, {@code rm}, {@code chmod}) and GNU findutils ({@code find -printf}), as Debian- and
+ * Ubuntu-based images do; busybox's applets lack {@code find -printf}, {@code mv -T} and GNU tar's options. An
+ * instance is used by one thread at a time (the core's rule for {@link RemoteWorkspaceFiles}); a read's command
+ * runs on one of the core's I/O threads meanwhile ({@link PodStreams}).
+ */
+final class PodFiles extends RemoteWorkspaceFiles {
+
+    /**
+     * How long commands may take.
+     *
+     * @param command  a short command: a stat, a window of a file, a rename, a delete
+     * @param transfer a command moving a tree: a listing, an export, a write, an import
+     */
+    record Limits(Duration command, Duration transfer) {
+
+        /** Thirty seconds for short commands, ten minutes for transfers. */
+        static final Limits DEFAULT = new Limits(Duration.ofSeconds(30), Duration.ofMinutes(10));
+
+        Limits {
+            Objects.requireNonNull(command, "command");
+            Objects.requireNonNull(transfer, "transfer");
+        }
+    }
+
+    /** {@code $1}'s own type, size and time ({@code stat} without {@code -L}); for a link, its target's. Exit 3: missing. */
+    static final String LSTAT = ""
+            + "if [ ! -e \"$1\" ] && [ ! -L \"$1\" ]; then exit 3; fi\n"
+            + "stat -c '%f %s %Y' -- \"$1\" || exit 4\n"
+            + "if [ -L \"$1\" ]; then\n"
+            + "  t=$(readlink -f -- \"$1\" && echo .) || exit 0\n"
+            + "  stat -L -c '%f' -- \"$1\" 2>/dev/null || echo -\n"
+            + "  printf '%s' \"${t%?.}\"\n"
+            + "fi\n";
+
+    /** The size of regular file {@code $1}, then at most {@code $3} bytes from offset {@code $2}. Exit 3: not a file. */
+    static final String WINDOW = ""
+            + "if [ ! -f \"$1\" ] || [ -L \"$1\" ]; then exit 3; fi\n"
+            + "s=$(stat -c %s -- \"$1\") || exit 4\n"
+            + "printf '%s\\n' \"$s\"\n"
+            + "if [ \"$3\" -gt 0 ]; then tail -c +\"$(($2 + 1))\" -- \"$1\" | head -c \"$3\"; fi\n";
+
+    /** Deletes {@code $1} without following links, making read-only directories inside it writable first. */
+    static final String DELETE = ""
+            + "if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then\n"
+            + "  find \"$1\" -type d ! -perm -u+w -exec chmod u+w {} + 2>/dev/null\n"
+            + "fi\n"
+            + "rm -rf -- \"$1\"\n";
+
+    /** Replaces {@code $2} by its sibling {@code $1}: deletes what was at {@code $2}, then renames. */
+    static final String REPLACE = DELETE.replace("$1", "$2") + "mv -f -T -- \"$1\" \"$2\"\n";
+
+    /** Lists the tree below {@code $1}, pre-order, one NUL-terminated record per entry, links not followed. */
+    static final List<String> LIST = List.of("find", "-P");
+
+    /** The options of every extraction: owned by the pod's user, modes as asked, existing directories kept. */
+    static final List<String> EXTRACT = List.of("tar", "-x", "-f", "-", "--no-same-owner", "-p",
+            "--no-overwrite-dir", "-C");
+
+    /** What a file window prints before its bytes: a size line. */
+    private static final int WINDOW_HEADER = 32;
+
+    private final String pod;
+    private final PodCommands commands;
+    private final long uid;
+    private final long gid;
+    private final Limits limits;
+
+    /**
+     * The files of the workspace at {@link PodLayout#ROOT} in {@code pod}.
+     *
+     * @param pod      the pod's name, in the engine's namespace
+     * @param commands runs the commands
+     * @param uid      the pod's user, owner of every entry written
+     * @param gid      the pod's group
+     * @param limits   how long commands may take
+     */
+    PodFiles(String pod, PodCommands commands, long uid, long gid, Limits limits) {
+        this(pod, commands, PodLayout.ROOT, uid, gid, limits);
+    }
+
+    /** As above, with the workspace at {@code root} (absolute, no links, no trailing {@code /}) in the pod. */
+    PodFiles(String pod, PodCommands commands, String root, long uid, long gid, Limits limits) {
+        super(root);
+        this.pod = Objects.requireNonNull(pod, "pod");
+        this.commands = Objects.requireNonNull(commands, "commands");
+        this.uid = uid;
+        this.gid = gid;
+        this.limits = Objects.requireNonNull(limits, "limits");
+    }
+
+    @Override
+    protected RuntimeException workspaceGone() {
+        return new WorkspaceGoneException("the workspace of pod '" + pod + "' is gone");
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    @Override
+    protected Optional<RemoteEntry> lstat(String rel) {
+        PodStreams.Collected c = PodStreams.collect(commands, pod, script(LSTAT, abs(rel)), null, limits.command(),
+                64 << 10);
+        int status = c.result().exitCode();
+        if (status == 3) {
+            return Optional.empty();
+        }
+        if (status != 0) {
+            throw failed("look at '" + rel + "'", status);
+        }
+        return Optional.of(parseLstat(c.stdout(), rel));
+    }
+
+    /** Parses what {@link #LSTAT} printed: {@code "hexmode size mtime\n"}, for a link its target's mode and path. */
+    static RemoteEntry parseLstat(byte[] out, String rel) {
+        String text = new String(out, StandardCharsets.UTF_8);
+        int nl = text.indexOf('\n');
+        String[] f = (nl < 0 ? text : text.substring(0, nl)).trim().split(" ");
+        if (f.length != 3) {
+            throw new CodeExecException("the pod sent no file status for '" + rel + "'");
+        }
+        int mode;
+        long size;
+        Instant mtime;
+        try {
+            mode = Integer.parseInt(f[0], 16);
+            size = Math.max(0, Long.parseLong(f[1]));
+            mtime = Instant.ofEpochSecond(Long.parseLong(f[2]));
+        } catch (RuntimeException e) {
+            throw new CodeExecException("the pod sent a bad file status for '" + rel + "'");
+        }
+        EntryType type = typeOfMode(mode);
+        if (type != EntryType.LINK) {
+            return RemoteEntry.of(type, size, mode & 07777, mtime);
+        }
+        String rest = nl < 0 ? "" : text.substring(nl + 1);
+        int nl2 = rest.indexOf('\n');
+        if (nl2 < 0) {
+            return new RemoteEntry(type, size, mode & 07777, mtime, null, null); // a target that does not resolve
+        }
+        String targetMode = rest.substring(0, nl2);
+        String target = rest.substring(nl2 + 1);
+        EntryType targetType = null;
+        if (!targetMode.equals("-")) {
+            try {
+                targetType = typeOfMode(Integer.parseInt(targetMode, 16));
+            } catch (NumberFormatException e) {
+                targetType = null;
+            }
+        }
+        return new RemoteEntry(type, size, mode & 07777, mtime, target.startsWith("/") ? target : null, targetType);
+    }
+
+    private static EntryType typeOfMode(int mode) {
+        return switch (mode & 0170000) {
+            case 0040000 -> EntryType.DIRECTORY;
+            case 0100000 -> EntryType.FILE;
+            case 0120000 -> EntryType.LINK;
+            default -> EntryType.OTHER;
+        };
+    }
+
+    @Override
+    protected void list(String dir, ListVisitor visitor) {
+        List<String> argv = new ArrayList<>(LIST);
+        argv.addAll(List.of(abs(dir), "-mindepth", "1", "-printf", "%y %m %s %T@ %P\\0"));
+        boolean[] any = {false};
+        PodStreams.Outcome o = PodStreams.run(commands, pod, argv, limits.transfer(),
+                in -> PodListing.read(in, (rel, e) -> {
+                    any[0] = true;
+                    return visitor.entry(rel, e);
+                }));
+        if (o.readFailure() != null) {
+            throw new CodeExecException("could not list '" + dir + "' in the pod ("
+                    + o.readFailure().getClass().getSimpleName() + ")", o.readFailure());
+        }
+        // find ends with status 1 when a directory vanished (nothing to list) or a subdirectory could not be read
+        // (the rest is listed); nothing listed from a directory that is there is a failure (a find without -printf).
+        if (o.result() != null && o.result().exitCode() != 0 && !any[0]
+                && lstat(dir).filter(e -> e.type() == EntryType.DIRECTORY).isPresent()) {
+            throw failed("list '" + dir + "'", o.result().exitCode());
+        }
+    }
+
+    @Override
+    protected FileWindow readFile(String path, long offset, int maxBytes) {
+        String r = regularFile(path);
+        PodStreams.Collected c = PodStreams.collect(commands, pod, script(WINDOW, abs(r), Long.toString(offset),
+                Integer.toString(maxBytes)), null, limits.command(), WINDOW_HEADER + maxBytes);
+        int status = c.result().exitCode();
+        if (status == 3) {
+            throw new InvalidSpecException("'" + path + "' is not a regular file");
+        }
+        if (status != 0) {
+            throw failed("read '" + path + "'", status);
+        }
+        byte[] out = c.stdout();
+        int nl = 0;
+        while (nl < out.length && out[nl] != '\n') {
+            nl++;
+        }
+        long size;
+        try {
+            size = Long.parseLong(new String(out, 0, nl, StandardCharsets.US_ASCII).trim());
+        } catch (NumberFormatException e) {
+            throw new CodeExecException("the pod sent a bad size for '" + path + "'");
+        }
+        int from = Math.min(out.length, nl + 1);
+        int n = Math.min(out.length - from, maxBytes);
+        return new FileWindow(Arrays.copyOfRange(out, from, from + n), Math.max(0, size));
+    }
+
+    @Override
+    protected boolean exportFile(String path, ExportVisitor visitor) {
+        String r = regularFile(path);
+        boolean[] goOn = {true};
+        boolean[] seen = {false};
+        PodStreams.Outcome o = PodStreams.run(commands, pod, tarOf(r), limits.transfer(),
+                in -> CheckedTar.read(in, "the pod", (e, content) -> {
+                    if (!e.rel().equals(".") || e.type() != EntryType.FILE) {
+                        throw new InvalidSpecException("'" + path + "' is not a regular file");
+                    }
+                    seen[0] = true;
+                    InputStream lent = new FilterInputStream(content) {
+                        @Override
+                        public void close() {
+                            // The archive is closed by its reader.
+                        }
+                    };
+                    try {
+                        goOn[0] = visitor.file(path, e.size(), lent);
+                    } catch (IOException x) {
+                        throw new InvalidSpecException("'" + path + "' could not be read", x);
+                    }
+                    return false;
+                }));
+        if (!seen[0]) {
+            if (o.readFailure() != null) {
+                throw new CodeExecException("could not read '" + path + "' from the pod ("
+                        + o.readFailure().getClass().getSimpleName() + ")", o.readFailure());
+            }
+            if (lstat(r).isEmpty()) {
+                throw new InvalidSpecException("'" + path + "' does not exist");
+            }
+            throw new InvalidSpecException("'" + path + "' could not be read");
+        }
+        return goOn[0];
+    }
+
+    /** {@code tar cf - -C <parent> -- <name>}: the archive of one path, named by its last component. */
+    private List<String> tarOf(String rel) {
+        String a = abs(rel);
+        int slash = a.lastIndexOf('/');
+        String parent = slash == 0 ? "/" : a.substring(0, slash);
+        return List.of("tar", "-c", "-f", "-", "-C", parent, "--", a.substring(slash + 1));
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    @Override
+    protected void makeDirs(String dir, List<String> names, String asked) {
+        Instant now = Instant.now();
+        extract(dir, tar -> {
+            for (String n : names) {
+                tar.directory(n, 0755, now);
+            }
+        }, "create directory '" + asked + "'");
+    }
+
+    @Override
+    protected void writeFiles(List<WriteTarget> targets) {
+        for (WriteTarget t : targets) {
+            write(t);
+        }
+    }
+
+    private void write(WriteTarget t) {
+        String path = t.file().path();
+        Optional<RemoteEntry> existing = lstat(t.target());
+        if (existing.isPresent() && existing.get().type() == EntryType.DIRECTORY) {
+            throw new InvalidSpecException("'" + path + "' is a directory");
+        }
+        String tmp = WRITE_TEMP_PREFIX + UUID.randomUUID();
+        byte[] content = t.file().content();
+        Instant now = Instant.now();
+        String what = "write '" + path + "'";
+        try {
+            extract(t.parent(), tar -> tar.file(tmp, content, t.file().mode(), now), what);
+            helper(what, "mv", "-f", "-T", "--", abs(join(t.parent(), tmp)), abs(t.target()));
+        } catch (RuntimeException e) {
+            cleanUp(e, "remove a temporary file", "rm", "-f", "--", abs(join(t.parent(), tmp)));
+            throw e;
+        }
+    }
+
+    @Override
+    protected void remove(String target, String asked) {
+        helper("delete '" + asked + "'", script(DELETE, abs(target)).toArray(String[]::new));
+    }
+
+    @Override
+    protected void importInto(ImportSource source, String parent, String target, String to, boolean readOnly) {
+        String stage = IMPORT_TEMP_PREFIX + UUID.randomUUID();
+        int strip = readOnly ? 0222 : 0;
+        String what = "import into '" + to + "'";
+        try {
+            extract(parent, tar -> {
+                try {
+                    source.forEach(new ImportSource.Visitor() {
+                        @Override
+                        public void directory(FileEntry d) throws IOException {
+                            tar.directory(CheckedTar.stageName(stage, d.path()),
+                                    (d.mode() == 0 ? 0755 : d.mode()) & ~strip, d.modifiedTime());
+                        }
+
+                        @Override
+                        public void file(FileEntry f, InputStream content) throws IOException {
+                            tar.file(CheckedTar.stageName(stage, f.path()), f.size(), content,
+                                    (f.mode() == 0 ? 0644 : f.mode()) & ~strip, f.modifiedTime());
+                        }
+                    });
+                } catch (InvalidSpecException e) {
+                    throw e;
+                } catch (IOException | RuntimeException e) {
+                    throw new CodeExecException("could not import into '" + to + "': the source failed ("
+                            + e.getClass().getSimpleName() + ")", e);
+                }
+            }, what);
+            helper(what, script(REPLACE, abs(join(parent, stage)), abs(target)).toArray(String[]::new));
+        } catch (RuntimeException e) {
+            cleanUp(e, "remove a staged import", script(DELETE, abs(join(parent, stage))).toArray(String[]::new));
+            throw e;
+        }
+    }
+
+    /** Writes the entries of an archive for the pod. */
+    @FunctionalInterface
+    interface TarWriter {
+        void write(CheckedTar.Writer tar) throws IOException;
+    }
+
+    /**
+     * Builds an archive in a temporary host file (so that a failing source never leaves half an archive in the pod),
+     * then extracts it into the real directory {@code dirRel} of the pod.
+     */
+    private void extract(String dirRel, TarWriter writer, String what) {
+        Path tmp = null;
+        try {
+            tmp = Files.createTempFile("codeexec-pod-", ".tar");
+            try (CheckedTar.Writer tar = new CheckedTar.Writer(
+                    new BufferedOutputStream(Files.newOutputStream(tmp)), uid, gid)) {
+                writer.write(tar);
+            }
+            List<String> argv = new ArrayList<>(EXTRACT);
+            argv.add(abs(dirRel));
+            PodCommands.Result r;
+            try (InputStream in = Files.newInputStream(tmp)) {
+                r = commands.run(pod, argv, in, null, limits.transfer());
+            }
+            if (r.exitCode() != 0) {
+                throw failed(what, r.exitCode());
+            }
+        } catch (IOException e) {
+            throw new CodeExecException("could not " + what + " (" + e.getClass().getSimpleName() + ")", e);
+        } finally {
+            if (tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // A temporary file of this JVM.
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ commands
+
+    /** {@code sh -c SCRIPT sh ARG...}: a constant script, its data as positional arguments. */
+    static List<String> script(String script, String... args) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", script, "sh"));
+        argv.addAll(List.of(args));
+        return argv;
+    }
+
+    /** A short command with an argv; a failure is a {@link CodeExecException} naming {@code what} only. */
+    private void helper(String what, String... argv) {
+        PodCommands.Result r = commands.run(pod, List.of(argv), null, OutputStream.nullOutputStream(),
+                limits.command());
+        if (r.exitCode() != 0) {
+            throw failed(what, r.exitCode());
+        }
+    }
+
+    /** Runs a clean-up after a failure; its own failure is added to {@code e}, never thrown instead of it. */
+    private void cleanUp(RuntimeException e, String what, String... argv) {
+        if (e instanceof WorkspaceGoneException) {
+            return;
+        }
+        try {
+            helper(what, argv);
+        } catch (RuntimeException suppressed) {
+            e.addSuppressed(suppressed);
+        }
+    }
+
+    private CodeExecException failed(String what, int status) {
+        return new CodeExecException("could not " + what + " in the pod (status " + status + ")");
+    }
+}
