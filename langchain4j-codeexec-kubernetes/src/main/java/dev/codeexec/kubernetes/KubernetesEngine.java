@@ -1,35 +1,183 @@
 package dev.codeexec.kubernetes;
 
+import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Capabilities;
+import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.engine.Isolation;
+import dev.codeexec.engine.ProgramRunner;
+import dev.codeexec.engine.ResourceLimit;
+import dev.codeexec.engine.ResourceLimits;
+import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.ListingRunner;
 import dev.codeexec.spi.PreparedRun;
+import dev.codeexec.spi.RunEnvironment;
+import dev.codeexec.workspace.PathResolver;
+import dev.codeexec.workspace.StandardWorkspaceFS;
+import dev.codeexec.workspace.WorkspaceLayout;
+import dev.codeexec.workspace.spi.EntryType;
+import dev.codeexec.workspace.spi.FileEntry;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs programs in Kubernetes: one hardened pod per workspace in a configured namespace, or, where the
  * agent-sandbox CRDs are installed and {@link Builder#agentSandbox} asks for it, the pod of a {@code SandboxClaim}.
- * Runs and sessions are execs over the {@code pods/exec} subresource; files move as tar streams over exec.
+ * Runs and sessions are execs over the {@code pods/exec} subresource (WebSocket channel protocol v5 where the API
+ * server offers it, v4 otherwise); files move as tar streams over exec, as {@code kubectl cp} moves them.
+ *
+ * <p><strong>The pod is the boundary.</strong> Defaults ({@link PodSpecs}): a non-root user, every capability
+ * dropped, no privilege escalation, seccomp {@code RuntimeDefault}, a read-only root file system with the workspace on
+ * an {@code emptyDir} with a size limit, no service-account token, no host namespaces, CPU, memory and
+ * ephemeral-storage limits, an optional RuntimeClass (gVisor, Kata), and a NetworkPolicy that denies all egress and
+ * ingress. What the pod spec asks, the kubelet and the container runtime enforce; what depends on the cluster (a CNI
+ * that enforces NetworkPolicy, the RuntimeClass's handler, Pod Security Admission) is listed by
+ * {@link #clusterConditions()}.
+ *
+ * <p>Each run: its environment is exactly the run's ({@code env -i}); its wrapper is a child subreaper, so a timeout
+ * kills its whole tree inside the pod, detached daemons included; leftovers are killed when the program exits; stdin
+ * reaches end of file under both protocols. Pods carry an owner reference to the engine's Lease, so the cluster
+ * deletes them when the engine is gone; {@link #close()} deletes them at once.
+ *
+ * <pre>{@code
+ * try (KubernetesEngine engine = KubernetesEngine.builder().image("registry.example/codeexec-python:bookworm")
+ *         .namespace("agents").build()) {
+ *     Workspace ws = engine.manager().createWorkspace("demo", WorkspacePolicy.DEFAULT);
+ *     RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("python3").args("-c", "print(42)").build());
+ * }
+ * }</pre>
+ *
+ * <p>The image needs {@code sh}, GNU {@code tar}, coreutils and findutils (any Debian or Ubuntu based image), and
+ * {@code python3} or {@code perl} for the tree kill to hold against detached daemons.
  */
 public final class KubernetesEngine extends AbstractEngine {
 
-    /** The default memory limit of a workspace pod: {@value} bytes (512 MiB). */
-    public static final long DEFAULT_MEMORY_BYTES = 512L << 20;
+    private static final Logger LOG = LoggerFactory.getLogger(KubernetesEngine.class);
+
+    /** The default memory limit of a workspace pod: {@value} bytes (1 GiB). */
+    public static final long DEFAULT_MEMORY_BYTES = 1L << 30;
     /** The default CPU limit of a workspace pod: {@value} CPUs. */
     public static final double DEFAULT_CPUS = 1.0;
-    /** The default size limit of a workspace's {@code emptyDir}: {@value} bytes (1 GiB). */
-    public static final long DEFAULT_WORKSPACE_BYTES = 1L << 30;
+    /** The default size limit of a workspace's {@code emptyDir}: {@value} bytes (512 MiB). */
+    public static final long DEFAULT_WORKSPACE_BYTES = 512L << 20;
     /** How long a new pod may take to become ready by default: 2 minutes (an image pull may take that long). */
     public static final Duration DEFAULT_READY_TIMEOUT = Duration.ofMinutes(2);
 
-    private KubernetesEngine(Builder b) {
-        super("KubernetesEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
-        throw new UnsupportedOperationException("not yet");
+    private final KubernetesClient client;
+    private final boolean ownsClient;
+    private final PodTemplate template;
+    private final String engineId = UUID.randomUUID().toString();
+    private final PodWorkspaces pods;
+    private final KubernetesWorkspaces workspaces;
+    private final PodExec exec;
+    private final PodRuns runs;
+    private final StandardWorkspaceFS fs;
+    private final Capabilities capabilities;
+    private final List<String> clusterConditions;
+    private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.SECONDS);
+
+    private KubernetesEngine(Builder b, PodTemplate template) {
+        super("KubernetesEngine", b, ShellEnvironmentPolicy.sandboxDefault(), ResourceLimits.builder()
+                .memoryBytes(template.limits().get("memory").getNumericalAmount().longValue()).build());
+        this.template = template;
+        this.ownsClient = b.client == null;
+        this.client = b.client != null ? b.client : openClient(b.context);
+        try {
+            String namespace = template.namespace() != null ? template.namespace()
+                    : client.getNamespace() != null ? client.getNamespace() : "default";
+            this.exec = new PodExec(client, namespace);
+            SandboxClaims claims = null;
+            if (b.sandboxWarmPool != null) {
+                claims = new SandboxClaims(client, namespace, new SandboxClaimSettings(b.sandboxWarmPool, null,
+                        b.readyTimeout, b.ttl, null, PodLayout.CONTAINER, template.runtimeClassName(),
+                        b.acceptUnhardenedSandbox), Clock.systemUTC());
+                claims.requireInstalled();
+                this.pods = null;
+            } else {
+                PodWorkspaces.Settings s = PodWorkspaces.Settings.defaults().withPoolSize(b.poolSize);
+                if (b.readyTimeout != null) {
+                    s = s.withReadyTimeout(b.readyTimeout);
+                }
+                this.pods = new PodWorkspaces(client, template.toBuilder().namespace(namespace).build(),
+                        engineId, s);
+                if (b.sweepLeftovers) {
+                    pods.sweep();
+                }
+            }
+            this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId);
+        } catch (RuntimeException e) {
+            if (ownsClient) {
+                client.close();
+            }
+            throw e;
+        }
+        this.runs = new PodRuns(exec, defaultLimits().memoryBytes(), workspaces::whyGone);
+        this.fs = StandardWorkspaceFS.builder().files(this::files).inputRoots(inputRoots())
+                .artifacts(artifactStore()).build();
+        this.capabilities = Capabilities.builder()
+                .isolation(Isolation.CONTAINER)
+                .networkAllowed(false)
+                .readOnlyMount(false)
+                .streaming(true)
+                .supportsCleanEnv(true)
+                .interactive(true)
+                .enforcedLimits(EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE, ResourceLimit.OPEN_FILES,
+                        ResourceLimit.MEMORY))
+                .diskQuota(false)
+                .egressControl(EgressControl.NONE)
+                .build();
+        this.clusterConditions = clusterConditions(template, b.sandboxWarmPool != null);
+        LOG.info("KubernetesEngine {} on {} (image {}, {})", engineId.substring(0, 8), client.getMasterUrl(),
+                template.image(), b.sandboxWarmPool == null ? "pods of its own" : "agent-sandbox warm pool "
+                        + b.sandboxWarmPool);
+    }
+
+    private static KubernetesClient openClient(String context) {
+        try {
+            return new KubernetesClientBuilder().withConfig(Config.autoConfigure(context)).build();
+        } catch (KubernetesClientException | IllegalArgumentException e) {
+            throw new BackendUnavailableException("no Kubernetes cluster is configured for KubernetesEngine"
+                    + (context == null ? "" : " (context '" + context + "')") + ": set KUBECONFIG or ~/.kube/config, "
+                    + "run in a cluster, or give the builder a client: " + e.getMessage(), e);
+        }
+    }
+
+    /** What the engine's guarantees rely on that the pod spec cannot enforce by itself. */
+    private static List<String> clusterConditions(PodTemplate t, boolean claimed) {
+        List<String> c = new ArrayList<>(List.of(
+                "NetworkPolicy: the deny-all policy holds only where the cluster's network plugin enforces "
+                        + "NetworkPolicy (Calico, Cilium, ...; kindnet and plain flannel do not)",
+                "seccomp RuntimeDefault and runAsNonRoot: applied by the kubelet and the container runtime",
+                "ephemeral-storage and emptyDir size limits: the kubelet evicts a pod past them (it does not refuse "
+                        + "writes)",
+                "processes: limited only by the kubelet's podPidsLimit, where the cluster sets one (no pod field "
+                        + "exists)"));
+        if (t.runtimeClassName() != null) {
+            c.add("RuntimeClass '" + t.runtimeClassName() + "': must exist, with its handler on the nodes");
+        }
+        if (claimed) {
+            c.add("agent-sandbox: the SandboxTemplate's pod spec, checked against the engine's hardening at each "
+                    + "claim");
+        }
+        return List.copyOf(c);
     }
 
     public static Builder builder() {
@@ -43,26 +191,100 @@ public final class KubernetesEngine extends AbstractEngine {
 
     @Override
     public WorkspaceManager manager() {
-        throw new UnsupportedOperationException();
+        return workspaces;
     }
 
     @Override
     public WorkspaceFS fs() {
-        throw new UnsupportedOperationException();
+        return fs;
     }
 
     @Override
     public Capabilities describe() {
-        throw new UnsupportedOperationException();
+        return capabilities;
+    }
+
+    /**
+     * What this engine's guarantees rely on beyond the pod spec it writes: the cluster's network plugin for
+     * NetworkPolicy, the kubelet for seccomp, non-root and storage limits, the RuntimeClass's handler. One sentence
+     * each.
+     */
+    public List<String> clusterConditions() {
+        return clusterConditions;
+    }
+
+    /** This engine instance's id, the value of the {@code dev.codeexec/engine} label on its pods. */
+    public String instanceId() {
+        return engineId;
+    }
+
+    /** The pod spec's settings every workspace pod of this engine gets. */
+    public PodTemplate podTemplate() {
+        return template;
+    }
+
+    /**
+     * Deletes pods (and Leases) of engines that are gone: their Lease expired or was deleted. Runs at start unless
+     * {@link Builder#sweepLeftovers(boolean)} is off, and periodically.
+     *
+     * @return how many pods were deleted
+     */
+    public int sweepLeftovers() {
+        requireOpen();
+        return pods == null ? 0 : pods.sweep();
+    }
+
+    PodFiles files(Workspace ws) {
+        return new PodFiles(workspaces.pod(ws).pod(), exec, template.uid(), template.gid(), PodFiles.Limits.DEFAULT);
+    }
+
+    KubernetesWorkspaces workspaces() {
+        return workspaces;
+    }
+
+    PodExec exec() {
+        return exec;
+    }
+
+    /** Lists the change report's folders inside a run when asked ({@link ListingRunner}). */
+    @Override
+    public ProgramRunner runner() {
+        return listingRunner;
     }
 
     @Override
-    protected PreparedRun prepare(dev.codeexec.engine.Workspace ws, dev.codeexec.engine.RunProgramSpec spec) {
-        throw new UnsupportedOperationException();
+    protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        ResourceLimits limits = limitsFor(spec);
+        KubernetesWorkspaces.WorkspacePod pod = workspaces.pod(ws);
+        if (spec.cmd().contains("=")) {
+            throw new InvalidSpecException("cmd '" + spec.cmd() + "' must not contain '='");
+        }
+        String cwdRel = PathResolver.normalize(spec.cwd());
+        String cwd = PodLayout.ROOT;
+        if (!cwdRel.equals(".")) {
+            PodFiles files = files(ws);
+            String resolved = files.resolve(cwdRel);
+            FileEntry e = files.stat(resolved).orElse(null);
+            if (e == null || e.type() != EntryType.DIRECTORY) {
+                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
+            }
+            cwd = PodLayout.ROOT + "/" + resolved;
+        }
+        String runDir = WorkspaceLayout.newRunDir();
+        Map<String, String> env = environment().forRun(spec,
+                RunEnvironment.runtimeVariables(PodLayout.ROOT, runDir, true));
+        return runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
     }
 
     @Override
     protected void closeBackend() {
+        RuntimeException failure = attempt(null, workspaces::close);
+        if (ownsClient) {
+            failure = attempt(failure, client::close);
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /**
@@ -71,6 +293,7 @@ public final class KubernetesEngine extends AbstractEngine {
      * {@code ~/.kube/config} (its current context, or {@link #context}), else the in-cluster service account.
      */
     public static final class Builder extends EngineBuilder<Builder> {
+        PodTemplate pod;
         KubernetesClient client;
         String context;
         String namespace;
@@ -89,6 +312,16 @@ public final class KubernetesEngine extends AbstractEngine {
         boolean sweepLeftovers = true;
 
         private Builder() {
+        }
+
+        /**
+         * Every setting of the workspace pods at once ({@link PodTemplate}: image, resources, node selection,
+         * tolerations, pull secrets, labels...); the builder's own settings ({@link #image}, {@link #memoryBytes},
+         * ...) override its fields.
+         */
+        public Builder pod(PodTemplate template) {
+            this.pod = template;
+            return this;
         }
 
         /** The client to use (the engine does not close it); default a client from the kubeconfig or in-cluster. */
@@ -192,8 +425,61 @@ public final class KubernetesEngine extends AbstractEngine {
             return this;
         }
 
+        /**
+         * Builds the engine: checks the settings, connects, creates the engine's Lease and the NetworkPolicy (or
+         * checks that agent-sandbox is installed), and sweeps leftovers.
+         *
+         * @throws InvalidSpecException        when a setting is invalid (no image, for one)
+         * @throws BackendUnavailableException when no cluster is configured or its API server refuses or does not
+         *                                     answer
+         */
         public KubernetesEngine build() {
-            return new KubernetesEngine(this);
+            return new KubernetesEngine(this, template());
+        }
+
+        private PodTemplate template() {
+            PodTemplate.Builder t = pod == null ? PodTemplate.builder() : pod.toBuilder();
+            if (image != null) {
+                t.image(image);
+            } else if (pod == null) {
+                throw new InvalidSpecException("image must be set: the operator chooses the workspace image");
+            }
+            if (namespace != null) {
+                t.namespace(namespace);
+            }
+            if (uid != null) {
+                t.user(uid, gid);
+            }
+            if (memoryBytes != null) {
+                if (memoryBytes < (16L << 20)) {
+                    throw new InvalidSpecException("memoryBytes (" + memoryBytes + ") must be at least 16 MiB");
+                }
+                t.memory(Long.toString(Math.min(256L << 20, memoryBytes)), Long.toString(memoryBytes));
+            }
+            if (cpus != null) {
+                if (!(cpus > 0)) {
+                    throw new InvalidSpecException("cpus (" + cpus + ") must be positive");
+                }
+                long milli = Math.max(1, Math.round(cpus * 1000));
+                t.cpu(Math.min(250, milli) + "m", milli + "m");
+            }
+            if (workspaceBytes != null) {
+                t.workspaceSizeLimit(Long.toString(workspaceBytes));
+            }
+            if (runtimeClassName != null) {
+                t.runtimeClassName(runtimeClassName);
+            }
+            if (ttl != null) {
+                t.activeDeadline(ttl);
+            }
+            if (poolSize < 0) {
+                throw new InvalidSpecException("warmPool (" + poolSize + ") must not be negative");
+            }
+            if (poolSize > 0 && sandboxWarmPool != null) {
+                throw new InvalidSpecException("warmPool and agentSandbox exclude each other: agent-sandbox keeps its "
+                        + "own warm pool (SandboxWarmPool)");
+            }
+            return t.build();
         }
     }
 }
