@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * pod to be scheduled and started. Each engine keeps {@code size} pooled pods of its own; it may adopt any pooled pod
  * of the same template ({@link PodLabels#TEMPLATE}) in the namespace, whichever engine made it.
  *
- * <p>Adoption is one patch of the pooled pod that sets its workspace and engine labels and makes this engine's Lease
+ * <p>Adoption is one JSON patch of the pooled pod that sets its workspace and engine labels and makes this engine's Lease
  * its owner, sent with the resourceVersion the pod was listed at: when two adopters (threads or engines) race for one
  * pod, the API server applies one patch and answers the other 409 Conflict, and the loser tries the next pod. A pod
  * that is not Ready, is being deleted, or has failed is never adopted. No pooled pod free: the caller makes a new one.
@@ -78,14 +78,18 @@ final class PodPool {
 
     /** One adoption attempt; false when another adopter was first or the pod went. */
     private boolean take(Pod p, String workspaceLabel) {
-        Map<String, Object> metadata = new LinkedHashMap<>();
-        metadata.put("resourceVersion", p.getMetadata().getResourceVersion());
-        metadata.put("labels", Map.of(PodLabels.WORKSPACE, workspaceLabel, PodLabels.ENGINE, pods.engineId));
-        metadata.put("ownerReferences", List.of(pods.lease().ownerReference()));
-        String patch = Serialization.asJson(Map.of("metadata", metadata));
+        // A JSON patch (RFC 6902): a merge patch would do, but the API server's replacing of lists is not what every
+        // implementation does. The resourceVersion the pod was listed at makes the patch conditional: the API server
+        // answers 409 when the pod changed since (another adopter took it).
+        List<Map<String, Object>> ops = List.of(
+                op("/metadata/resourceVersion", p.getMetadata().getResourceVersion()),
+                op("/metadata/labels/" + escape(PodLabels.WORKSPACE), workspaceLabel),
+                op("/metadata/labels/" + escape(PodLabels.ENGINE), pods.engineId),
+                op("/metadata/ownerReferences", List.of(pods.lease().ownerReference())));
+        String patch = Serialization.asJson(ops);
         try {
             pods.client.pods().inNamespace(pods.namespace).withName(p.getMetadata().getName())
-                    .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+                    .patch(PatchContext.of(PatchType.JSON), patch);
             return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() == 409 || e.getCode() == 404) {
@@ -95,6 +99,19 @@ final class PodPool {
             }
             throw pods.translate(e, "patch", "pods");
         }
+    }
+
+    private static Map<String, Object> op(String path, Object value) {
+        Map<String, Object> op = new LinkedHashMap<>();
+        op.put("op", "replace");
+        op.put("path", path);
+        op.put("value", value);
+        return op;
+    }
+
+    /** A JSON pointer segment (RFC 6901). */
+    private static String escape(String key) {
+        return key.replace("~", "~0").replace("/", "~1");
     }
 
     /** Asks the filler for a refill now. */

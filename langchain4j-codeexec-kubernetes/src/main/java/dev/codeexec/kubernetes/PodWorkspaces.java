@@ -5,7 +5,6 @@ import dev.codeexec.engine.WorkspaceGoneException;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -16,14 +15,11 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -406,63 +402,12 @@ final class PodWorkspaces implements AutoCloseable {
     }
 
     /**
-     * Deletes what dead engines left in the namespace: each expired Lease ({@code renewTime + leaseDurationSeconds}
-     * passed) with its pods; pods whose engine has no Lease (created before the Leases were listed, so never a pod of
-     * an engine just starting); and any pod older than its {@code activeDeadlineSeconds}. This engine's live pods and
-     * those of engines with a live Lease are kept. Idempotent; safe to run from several engines at once.
+     * Deletes what dead engines left in the namespace ({@link PodSweeper}).
      *
      * @return how many pods were deleted
      */
     int sweep() {
-        ZonedDateTime now = EngineLease.now();
-        long listedAt = System.currentTimeMillis();
-        List<Lease> leases;
-        List<Pod> pods;
-        try {
-            leases = client.leases().inNamespace(namespace).withLabel(PodLabels.OWNER, PodLabels.OWNER_VALUE).list()
-                    .getItems();
-        } catch (KubernetesClientException e) {
-            throw translate(e, "list", "leases");
-        }
-        Set<String> live = new HashSet<>();
-        live.add(engineId);
-        Set<String> expired = new HashSet<>();
-        for (Lease l : leases) {
-            String id = l.getMetadata().getLabels().get(PodLabels.ENGINE);
-            if (id != null && !id.equals(engineId)) {
-                (EngineLease.expired(l, now) ? expired : live).add(id);
-            }
-        }
-        try {
-            pods = client.pods().inNamespace(namespace).withLabel(PodLabels.OWNER, PodLabels.OWNER_VALUE).list()
-                    .getItems();
-        } catch (KubernetesClientException e) {
-            throw translate(e, "list", "pods");
-        }
-        int deleted = 0;
-        for (Pod p : pods) {
-            Map<String, String> l = p.getMetadata().getLabels();
-            long created = PodLabels.created(p);
-            Long ttl = p.getSpec() == null ? null : p.getSpec().getActiveDeadlineSeconds();
-            boolean dead = !live.contains(l.get(PodLabels.ENGINE)) && created < listedAt;
-            boolean old = ttl != null && created != Long.MAX_VALUE
-                    && created + ttl * 1000 < System.currentTimeMillis();
-            if (dead || old) {
-                if (deletePod(p)) {
-                    deleted++;
-                    LOG.info("deleted workspace pod {} ({})", p.getMetadata().getName(),
-                            dead ? "its engine " + l.get(PodLabels.ENGINE) + " is gone" : "past its time to live");
-                }
-            }
-        }
-        for (String id : expired) {
-            try {
-                client.leases().inNamespace(namespace).withName(EngineLease.name(id)).delete();
-            } catch (KubernetesClientException e) {
-                LOG.warn("could not delete the expired Lease of engine {}: {}", id, e.getMessage());
-            }
-        }
-        return deleted;
+        return new PodSweeper(this).sweep();
     }
 
     /**
@@ -514,8 +459,8 @@ final class PodWorkspaces implements AutoCloseable {
         RuntimeException failure = null;
         podByWorkspace.clear();
         try {
-            for (Pod p : client.pods().inNamespace(namespace).withLabels(PodLabels.engine(engineId)).list()
-                    .getItems()) {
+            for (Pod p : client.pods().inNamespace(namespace).withLabels(PodLabels.engine(engineId))
+                    .withLabel(PodLabels.TEMPLATE).list().getItems()) {
                 deletePod(p);
             }
         } catch (KubernetesClientException e) {

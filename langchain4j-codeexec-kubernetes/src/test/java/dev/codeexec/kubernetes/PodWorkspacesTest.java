@@ -156,6 +156,7 @@ class PodWorkspacesTest {
 
     Pod otherEnginesPod(String engine, long created) {
         Map<String, String> labels = PodLabels.of(engine, "ws-x", created);
+        labels.put(PodLabels.TEMPLATE, ws.templateHash);
         Pod p = PodSpecs.workspacePod(TEMPLATE, "codeexec-" + engine + "-" + created, labels, List.of());
         return client.pods().inNamespace(NS).resource(p).create();
     }
@@ -199,6 +200,19 @@ class PodWorkspacesTest {
 
         assertThat(stored(old.getMetadata().getName())).isNull();
         assertThat(stored(young.getMetadata().getName())).isNotNull();
+    }
+
+    @Test
+    void should_leave_pods_it_did_not_make_when_sweeping_and_closing() {
+        // an agent-sandbox pod, say: labelled as ours, but without a template: its controller owns it
+        Map<String, String> labels = PodLabels.of("engine1", "claim", System.currentTimeMillis() - 1000);
+        Pod claimed = client.pods().inNamespace(NS).resource(PodSpecs.workspacePod(TEMPLATE, "claimed", labels,
+                List.of())).create();
+
+        ws.sweep();
+        ws.close();
+
+        assertThat(stored(claimed.getMetadata().getName())).isNotNull();
     }
 
     @Test
