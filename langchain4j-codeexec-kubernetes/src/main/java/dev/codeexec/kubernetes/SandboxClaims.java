@@ -4,14 +4,17 @@ import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerState;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.KubernetesClientTimeoutException;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
@@ -21,13 +24,16 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -124,23 +130,37 @@ final class SandboxClaims {
      * @throws BackendUnavailableException    timeout, forbidden, or the sandbox or pod could not be found
      */
     ClaimedSandbox claim(Map<String, String> labels) {
-        GenericKubernetesResource created;
+        // The name is chosen here, not by the server, so that a create whose answer is lost (an interrupt, a dropped
+        // connection) can still be cleaned up: the claim may exist although the call failed.
+        String name = newClaimName();
         try {
-            created = claims().resource(claimObject(newClaimName(), labels)).create();
-        } catch (KubernetesClientException e) {
-            throw translate(e, "creating a SandboxClaim");
-        }
-        String name = created.getMetadata().getName();
-        try {
-            GenericKubernetesResource ready = awaitReady(name);
-            return inspect(ready);
-        } catch (RuntimeException e) {
+            String uid;
             try {
-                release(name);
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
+                uid = claims().resource(claimObject(name, labels)).create().getMetadata().getUid();
+            } catch (KubernetesClientException e) {
+                throw translate(e, "creating SandboxClaim " + name);
             }
+            return inspect(awaitReady(name, uid));
+        } catch (RuntimeException e) {
+            releaseAfterFailure(name, e);
             throw e;
+        }
+    }
+
+    /**
+     * Deletes a claim after a failed {@link #claim}, with the caller's interrupt flag cleared for the one call (an
+     * interrupted thread cannot make HTTP calls, and the claim would live until its lifetime ends) and then restored.
+     */
+    private void releaseAfterFailure(String name, RuntimeException failure) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            release(name);
+        } catch (RuntimeException suppressed) {
+            failure.addSuppressed(suppressed);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -189,12 +209,17 @@ final class SandboxClaims {
         return claim;
     }
 
-    /** Waits on the claim's watch for {@code Ready=True}; refuses on a terminal reason or when the claim vanishes. */
-    private GenericKubernetesResource awaitReady(String name) {
+    /**
+     * Waits on the claim's informer for {@code Ready=True}; refuses on a terminal reason or when the claim is gone.
+     * The informer's condition sees the list of matching objects (the initial list included), so a claim deleted
+     * before the informer started shows as an empty list rather than as silence until the timeout.
+     */
+    private GenericKubernetesResource awaitReady(String name, String uid) {
         AtomicReference<GenericKubernetesResource> last = new AtomicReference<>();
-        GenericKubernetesResource seen;
+        CompletableFuture<List<GenericKubernetesResource>> done;
         try {
-            seen = claims().withName(name).waitUntilCondition(claim -> {
+            done = claims().withName(name).informOnCondition(items -> {
+                GenericKubernetesResource claim = items.isEmpty() ? null : items.get(0);
                 last.set(claim);
                 if (claim == null) {
                     return true;
@@ -202,24 +227,75 @@ final class SandboxClaims {
                 Map<String, Object> ready = readyCondition(claim);
                 return ready != null && ("True".equals(ready.get("status"))
                         || "False".equals(ready.get("status")) && TERMINAL_REASONS.contains(ready.get("reason")));
-            }, settings.readyTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (KubernetesClientTimeoutException e) {
-            throw new BackendUnavailableException("SandboxClaim " + name + " was not ready within "
-                    + settings.readyTimeout() + " (warm pool " + settings.warmPoolName() + "; last Ready condition: "
-                    + describe(last.get() == null ? null : readyCondition(last.get()))
-                    + "); is the agent-sandbox controller running and the pool able to schedule pods?", e);
+            });
         } catch (KubernetesClientException e) {
             throw translate(e, "watching SandboxClaim " + name);
         }
-        if (seen == null) {
+        List<GenericKubernetesResource> seen;
+        try {
+            seen = done.get(settings.readyTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new BackendUnavailableException("SandboxClaim " + name + " was not ready within "
+                    + settings.readyTimeout() + " (warm pool " + settings.warmPoolName() + "; last Ready condition: "
+                    + describe(last.get() == null ? null : readyCondition(last.get())) + podDiagnosis(uid)
+                    + "); is the agent-sandbox controller running and the pool able to schedule pods?", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendUnavailableException("interrupted while waiting for SandboxClaim " + name, e);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof KubernetesClientException k ? translate(k, "watching SandboxClaim " + name)
+                    : new BackendUnavailableException("watching SandboxClaim " + name + " failed: " + e.getCause(), e);
+        } finally {
+            done.cancel(true); // stops the informer; a no-op once it completed
+        }
+        if (seen.isEmpty()) {
             throw new SandboxClaimRefusedException(name, "ClaimDeleted", "the claim was deleted while waiting for it");
         }
-        Map<String, Object> ready = readyCondition(seen);
+        Map<String, Object> ready = readyCondition(seen.get(0));
         if (!"True".equals(ready.get("status"))) {
             throw new SandboxClaimRefusedException(name, String.valueOf(ready.get("reason")),
                     (String) ready.get("message"));
         }
-        return seen;
+        return seen.get(0);
+    }
+
+    /**
+     * Why the claim's pod, if it has one yet, is not ready, for a timeout's message: an unschedulable pod, a waiting
+     * container ({@code ImagePullBackOff}, {@code CrashLoopBackOff}) or a terminated one. Best effort: empty when
+     * there is no pod or it cannot be read.
+     */
+    String podDiagnosis(String uid) {
+        if (uid == null) {
+            return "";
+        }
+        try {
+            List<String> found = new ArrayList<>();
+            for (Pod pod : client.pods().inNamespace(namespace).withLabel(CLAIM_UID_LABEL, uid).list().getItems()) {
+                PodStatus status = pod.getStatus();
+                if (status == null) {
+                    continue;
+                }
+                String where = "pod " + pod.getMetadata().getName();
+                for (PodCondition condition : status.getConditions()) {
+                    if ("PodScheduled".equals(condition.getType()) && "False".equals(condition.getStatus())) {
+                        found.add(where + " not scheduled: " + condition.getReason() + " " + condition.getMessage());
+                    }
+                }
+                for (ContainerStatus container : status.getContainerStatuses()) {
+                    ContainerState state = container.getState();
+                    if (state != null && state.getWaiting() != null) {
+                        found.add(where + " container " + container.getName() + " waiting: "
+                                + state.getWaiting().getReason() + " " + state.getWaiting().getMessage());
+                    } else if (state != null && state.getTerminated() != null) {
+                        found.add(where + " container " + container.getName() + " terminated: "
+                                + state.getTerminated().getReason() + " exit " + state.getTerminated().getExitCode());
+                    }
+                }
+            }
+            return found.isEmpty() ? "" : "; " + String.join("; ", found);
+        } catch (KubernetesClientException e) {
+            return "";
+        }
     }
 
     /** Follows a ready claim to its pod and container, and checks the pod's security settings. */
@@ -363,6 +439,6 @@ final class SandboxClaims {
         for (int i = 0; i < 10; i++) {
             name.append(NAME_ALPHABET.charAt(RANDOM.nextInt(NAME_ALPHABET.length())));
         }
-        return name.toString().toLowerCase(Locale.ROOT);
+        return name.toString();
     }
 }

@@ -4,9 +4,11 @@ import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
@@ -99,6 +101,15 @@ final class FakeSandboxController implements AutoCloseable {
         client.pods().inNamespace(namespace).resource(new PodBuilder()
                 .withMetadata(new ObjectMetaBuilder().withName(podName).withNamespace(namespace).withLabels(labels).build())
                 .withSpec(spec).build()).create();
+    }
+
+    /** Gives the pod the status of a container stuck in {@code reason} (for example {@code ImagePullBackOff}). */
+    void setPodWaiting(String podName, String container, String reason, String message) {
+        Pod pod = client.pods().inNamespace(namespace).withName(podName).get();
+        pod.setStatus(new PodStatusBuilder().withPhase("Pending").addNewContainerStatus().withName(container)
+                .withNewState().withNewWaiting().withReason(reason).withMessage(message).endWaiting().endState()
+                .endContainerStatus().build());
+        client.pods().inNamespace(namespace).resource(pod).updateStatus();
     }
 
     /** Writes the claim's status: one Ready condition and, when not null, {@code status.sandbox.name}. */

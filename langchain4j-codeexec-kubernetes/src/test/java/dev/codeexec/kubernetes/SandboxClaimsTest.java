@@ -1,6 +1,7 @@
 package dev.codeexec.kubernetes;
 
 import dev.codeexec.engine.BackendUnavailableException;
+import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.PolicyViolationException;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -15,6 +16,8 @@ import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 
@@ -151,12 +154,43 @@ class SandboxClaimsTest {
         }
     }
 
+    /**
+     * A race by design: the interrupt lands while the create's answer is awaited or while the claim's watch is
+     * awaited. Either way the safe outcome is the same: a typed exception, the interrupt flag kept, no claim left.
+     */
     @Test
-    void should_time_out_with_the_last_condition_and_delete_the_claim_when_nothing_makes_it_ready() throws Exception {
+    void should_delete_the_claim_and_keep_the_interrupt_when_the_caller_is_interrupted_while_claiming()
+            throws Exception {
+        SandboxClaimSettings settings = new SandboxClaimSettings("pool", null, Duration.ofMinutes(1), null, null,
+                null, null, false);
+        CountDownLatch seen = new CountDownLatch(1);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicBoolean interruptKept = new AtomicBoolean();
+        try (FakeSandboxController controller = controller((c, claim) -> seen.countDown())) {
+            Thread caller = new Thread(() -> {
+                try {
+                    claims(settings).claim(LABELS);
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+                interruptKept.set(Thread.currentThread().isInterrupted());
+            }, "claiming-caller");
+            caller.start();
+            seen.await();
+            caller.interrupt();
+            caller.join();
+
+            assertThat(thrown.get()).isInstanceOf(CodeExecException.class);
+            assertThat(interruptKept).isTrue();
+            assertThat(storedClaims(controller)).isEmpty();
+        }
+    }
+
+    @Test
+    void should_time_out_and_delete_the_claim_when_nothing_makes_it_ready() throws Exception {
         SandboxClaimSettings settings = new SandboxClaimSettings("pool", null, Duration.ofMillis(300), null, null,
                 null, null, false);
-        try (FakeSandboxController controller = controller((c, claim) -> c.setReady(claim, "False",
-                "DependenciesNotReady", "Pod is pending", null))) {
+        try (FakeSandboxController controller = controller((c, claim) -> { })) {
 
             assertThatThrownBy(() -> claims(settings).claim(LABELS))
                     .isInstanceOf(BackendUnavailableException.class)
@@ -164,6 +198,19 @@ class SandboxClaimsTest {
                     .hasMessageContaining("was not ready within PT0.3S")
                     .hasMessageContaining("warm pool pool");
             assertThat(storedClaims(controller)).isEmpty();
+        }
+    }
+
+    @Test
+    void should_say_why_the_claims_pod_is_not_ready_when_a_timeout_is_explained() throws Exception {
+        try (FakeSandboxController controller = controller((c, claim) -> { })) {
+            controller.createPod("sb-pod", "uid-1", FakeSandboxController.hardenedSpec("workspace", null));
+            controller.setPodWaiting("sb-pod", "workspace", "ImagePullBackOff", "Back-off pulling image");
+            SandboxClaims claims = claims(SandboxClaimSettings.of("pool"));
+
+            assertThat(claims.podDiagnosis("uid-1"))
+                    .isEqualTo("; pod sb-pod container workspace waiting: ImagePullBackOff Back-off pulling image");
+            assertThat(claims.podDiagnosis("uid-2")).isEmpty();
         }
     }
 
