@@ -1,0 +1,267 @@
+package dev.codeexec.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.codeexec.testing.Requirements;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The fake cluster behaves, on the wire, as an API server with a kubelet does. */
+class FakeClusterTest {
+
+    private FakeCluster cluster;
+    private KubernetesClient client;
+
+    @BeforeEach
+    void startCluster() {
+        Requirements.require(FakeCluster.available(), "root with bwrap, nsenter and setpriv (the fake cluster)");
+        cluster = FakeCluster.start();
+        client = cluster.client();
+    }
+
+    @AfterEach
+    void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static Pod pod(String name, String image) {
+        return new PodBuilder().withNewMetadata().withName(name).addToLabels("app", "fake-test").endMetadata()
+                .withNewSpec().withNewSecurityContext().withRunAsUser(PodLayout.DEFAULT_UID)
+                .withRunAsGroup(PodLayout.DEFAULT_UID).endSecurityContext()
+                .addNewContainer().withName(PodLayout.CONTAINER).withImage(image)
+                .withCommand("sleep", "infinity")
+                .addNewVolumeMount().withName("work").withMountPath(PodLayout.VOLUME).endVolumeMount()
+                .addNewVolumeMount().withName("tmp").withMountPath(PodLayout.TMP).endVolumeMount()
+                .endContainer()
+                .addNewVolume().withName("work").withNewEmptyDir().endEmptyDir().endVolume()
+                .addNewVolume().withName("tmp").withNewEmptyDir().endEmptyDir().endVolume()
+                .endSpec().build();
+    }
+
+    private Pod runningPod(String name) {
+        client.pods().resource(pod(name, "codeexec-python:bookworm")).create();
+        return client.pods().withName(name).waitUntilReady(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void should_run_the_pod_when_fabric8_creates_it_and_waits_until_ready() throws Exception {
+        Pod ready = runningPod("p1");
+
+        assertThat(ready.getStatus().getPhase()).isEqualTo("Running");
+        assertThat(ready.getStatus().getContainerStatuses().get(0).getReady()).isTrue();
+        assertThat(cluster.kubelet().podCreations()).isEqualTo(1);
+        FakePod fake = cluster.pod("p1").orElseThrow();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        fake.exec(List.of("sh", "-c", "id -u; stat -c %u /codeexec; hostname"), null, out, null);
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(PodLayout.DEFAULT_UID + "\n"
+                + PodLayout.DEFAULT_UID + "\np1\n");
+    }
+
+    @Test
+    void should_give_output_and_exit_code_when_fabric8s_own_exec_runs_a_command() throws Exception {
+        runningPod("p1");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try (ExecWatch watch = client.pods().withName("p1").writingOutput(out).writingError(err)
+                .exec("sh", "-c", "echo hi; echo oops >&2; exit 3")) {
+            assertThat(watch.exitCode().get(60, TimeUnit.SECONDS)).isEqualTo(3);
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("hi\n");
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("oops\n");
+        assertThat(cluster.kubelet().execs("p1")).isEqualTo(1);
+        try (ExecWatch watch = client.pods().withName("p1").writingOutput(out).exec("true")) {
+            assertThat(watch.exitCode().get(60, TimeUnit.SECONDS)).isZero();
+        }
+    }
+
+    @Test
+    void should_end_stdin_and_report_success_when_a_v5_client_sends_the_close_signal() {
+        runningPod("p1");
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("cat"), true),
+                FakeExecSocket.V5, FakeExecSocket.V4);
+        assertThat(exec.protocol()).isEqualTo(FakeExecSocket.V5);
+        exec.stdin("hello ");
+        exec.stdin("world");
+        exec.closeStdin();
+
+        assertThat(exec.awaitEnd()).isEqualTo(1000);
+        assertThat(exec.channel(1)).isEqualTo("hello world");
+        assertThat(exec.channel(3)).isEqualTo("{\"metadata\":{},\"status\":\"Success\"}");
+    }
+
+    @Test
+    void should_report_the_exit_code_cause_when_a_command_fails() {
+        runningPod("p1");
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("sh", "-c", "exit 42"), false),
+                FakeExecSocket.V5);
+        assertThat(exec.awaitEnd()).isEqualTo(1000);
+        assertThat(exec.channel(3)).contains("\"status\":\"Failure\"", "\"reason\":\"NonZeroExitCode\"",
+                "{\"reason\":\"ExitCode\",\"message\":\"42\"}", "command terminated with non-zero exit code");
+    }
+
+    @Test
+    void should_report_an_internal_error_without_exit_code_when_the_command_is_not_found() {
+        runningPod("p1");
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("no-such-program"), false),
+                FakeExecSocket.V5);
+        assertThat(exec.awaitEnd()).isEqualTo(1000);
+        assertThat(exec.channel(3)).contains("\"status\":\"Failure\"", "\"reason\":\"InternalError\"",
+                "executable file not found in $PATH").doesNotContain("ExitCode");
+    }
+
+    @Test
+    void should_refuse_v5_and_accept_v4_when_the_cluster_speaks_only_v4() {
+        cluster.close();
+        cluster = FakeCluster.startV4Only();
+        client = cluster.client();
+        runningPod("p1");
+        var url = FakeRawExec.url(cluster, "p1", List.of("echo", "x"), false);
+
+        FakeRawExec.Refused refused = FakeRawExec.refusal(url, FakeExecSocket.V5);
+        assertThat(refused.status()).isEqualTo(403);
+        assertThat(cluster.kubelet().execs("p1")).isZero();
+
+        FakeRawExec both = FakeRawExec.open(url, FakeExecSocket.V5, FakeExecSocket.V4);
+        assertThat(both.protocol()).isEqualTo(FakeExecSocket.V4);
+        assertThat(both.awaitEnd()).isEqualTo(1000);
+        assertThat(both.channel(1)).isEqualTo("x\n");
+    }
+
+    @Test
+    void should_ignore_the_close_signal_when_the_protocol_is_v4() throws Exception {
+        runningPod("p1");
+        List<String> argv = List.of("sh", "-c", "while read l; do echo \"got $l\"; done; echo eof");
+        FakeRawExec v4 = FakeRawExec.open(FakeRawExec.url(cluster, "p1", argv, true), FakeExecSocket.V4);
+        assertThat(v4.protocol()).isEqualTo(FakeExecSocket.V4);
+        v4.stdin("a\n");
+        v4.closeStdin(); // no such frame in v4: ignored, stdin stays open
+        v4.stdin("b\n");
+        assertThat(v4.awaitChannel(1, "got b\n")).isTrue();
+        assertThat(v4.channel(1)).isEqualTo("got a\ngot b\n");
+        v4.close();
+        v4.awaitEnd();
+
+        // positive control: under v5 the same frame ends stdin; what follows it is never read
+        FakeRawExec v5 = FakeRawExec.open(FakeRawExec.url(cluster, "p1", argv, true), FakeExecSocket.V5);
+        v5.stdin("a\n");
+        v5.closeStdin();
+        v5.stdin("b\n");
+        assertThat(v5.awaitEnd()).isEqualTo(1000);
+        assertThat(v5.channel(1)).isEqualTo("got a\neof\n");
+        assertThat(v5.channel(3)).contains("Success");
+    }
+
+    @Test
+    void should_answer_404_when_the_exec_names_a_missing_pod() {
+        runningPod("p1");
+        FakeRawExec.Refused refused = FakeRawExec.refusal(FakeRawExec.url(cluster, "nope", List.of("true"), false),
+                FakeExecSocket.V5);
+        assertThat(refused.status()).isEqualTo(404);
+        // positive control: the same exec into the existing pod works
+        assertThat(FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("true"), false), FakeExecSocket.V5)
+                .awaitEnd()).isEqualTo(1000);
+    }
+
+    @Test
+    void should_kill_the_pods_processes_when_the_pod_is_deleted() throws Exception {
+        runningPod("p1");
+        runningPod("p2");
+        long init1 = cluster.pod("p1").orElseThrow().initPid();
+        long init2 = cluster.pod("p2").orElseThrow().initPid();
+
+        client.pods().withName("p1").delete();
+        assertThat(cluster.pod("p1")).isEmpty();
+        assertThat(Files.exists(Path.of("/proc", Long.toString(init1)))).isFalse();
+        // positive control: the other pod still runs, until a deletion by label takes it too
+        assertThat(Files.exists(Path.of("/proc", Long.toString(init2)))).isTrue();
+        client.pods().withLabel("app", "fake-test").delete();
+        assertThat(cluster.pod("p2")).isEmpty();
+        assertThat(Files.exists(Path.of("/proc", Long.toString(init2)))).isFalse();
+    }
+
+    @Test
+    void should_break_the_stream_without_status_when_the_switch_is_set() {
+        runningPod("p1");
+        cluster.kubelet().breakNextExec();
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
+                List.of("sh", "-c", "echo first; sleep 1; echo second"), false), FakeExecSocket.V5);
+        exec.awaitEnd();
+        assertThat(exec.channel(3)).isEmpty();
+        assertThat(exec.channel(1)).isEqualTo("first\n");
+        // positive control: the switch is spent, the next exec ends normally
+        FakeRawExec next = FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("echo", "ok"), false),
+                FakeExecSocket.V5);
+        assertThat(next.awaitEnd()).isEqualTo(1000);
+        assertThat(next.channel(3)).contains("Success");
+    }
+
+    @Test
+    void should_leave_the_process_running_when_the_client_closes_early() throws Exception {
+        runningPod("p1");
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
+                List.of("sh", "-c", "echo $$ > /codeexec/pid; echo started; exec sleep 300"), false),
+                FakeExecSocket.V5);
+        FakePod fake = cluster.pod("p1").orElseThrow();
+        String pid = "";
+        for (int i = 0; i < 2000 && pid.isEmpty(); i++) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            fake.exec(List.of("sh", "-c", "cat /codeexec/pid 2>/dev/null"), null, out, null);
+            pid = out.toString(StandardCharsets.UTF_8).trim();
+            Thread.sleep(5);
+        }
+        exec.close();
+        exec.awaitEnd();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code = fake.exec(List.of("sh", "-c", "tr '\\0' ' ' < /proc/" + pid + "/cmdline"), null, out, null);
+        assertThat(code).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("sleep 300");
+    }
+
+    @Test
+    void should_keep_the_pod_pending_when_its_image_cannot_be_pulled() {
+        cluster.kubelet().unpullable().add("registry.invalid/none:1");
+        client.pods().resource(pod("bad", "registry.invalid/none:1")).create();
+        Pod pending = client.pods().withName("bad").waitUntilCondition(p -> p.getStatus() != null
+                && p.getStatus().getContainerStatuses() != null && !p.getStatus().getContainerStatuses().isEmpty(),
+                60, TimeUnit.SECONDS);
+        assertThat(pending.getStatus().getPhase()).isEqualTo("Pending");
+        assertThat(pending.getStatus().getContainerStatuses().get(0).getState().getWaiting().getReason())
+                .isEqualTo("ErrImagePull");
+        assertThat(cluster.pod("bad")).isEmpty();
+    }
+
+    @Test
+    void should_mark_the_pod_failed_and_stop_it_when_evicted_or_oom_killed() {
+        runningPod("p1");
+        runningPod("p2");
+        long init = cluster.pod("p1").orElseThrow().initPid();
+
+        cluster.kubelet().evict(FakeCluster.NAMESPACE, "p1");
+        cluster.kubelet().oomKill(FakeCluster.NAMESPACE, "p2");
+
+        Pod evicted = client.pods().withName("p1").get();
+        assertThat(evicted.getStatus().getPhase()).isEqualTo("Failed");
+        assertThat(evicted.getStatus().getReason()).isEqualTo("Evicted");
+        assertThat(Files.exists(Path.of("/proc", Long.toString(init)))).isFalse();
+        Pod oom = client.pods().withName("p2").get();
+        assertThat(oom.getStatus().getContainerStatuses().get(0).getState().getTerminated().getReason())
+                .isEqualTo("OOMKilled");
+        assertThat(oom.getStatus().getContainerStatuses().get(0).getState().getTerminated().getExitCode())
+                .isEqualTo(137);
+        assertThat(FakeRawExec.refusal(FakeRawExec.url(cluster, "p2", List.of("true"), false), FakeExecSocket.V5)
+                .status()).isEqualTo(404);
+    }
+}
