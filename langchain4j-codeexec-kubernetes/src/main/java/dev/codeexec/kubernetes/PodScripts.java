@@ -1,6 +1,7 @@
 package dev.codeexec.kubernetes;
 
 import dev.codeexec.spi.ContainerShell;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -124,10 +125,11 @@ final class PodScripts {
      * The wrapper of every run: {@link ContainerShell#run} with the tree kill of this class. Arguments as there, the
      * third ({@code <tree>}) being the stdin mode: {@code raw} (protocol v5 ends stdin itself) or {@code framed}
      * (protocol v4: {@link ContainerShell#FRAMED_STDIN_DECODER}). The wrapper writes its own pid to
-     * {@code <control dir>/shell} for the kill and signal scripts.
+     * {@code <control dir>/shell} for the kill and signal scripts, then exits with 137 when a kill came first
+     * ({@link #KILL_TREE}).
      */
     static final String RUN = ContainerShell.run(KILL_TREE_FUNCTION,
-            "echo \"$$\" >\"$c/shell\" || exit 125\n",
+            "echo \"$$\" >\"$c/shell\" || exit 125\n[ -e \"$c/killed\" ] && exit 137\n",
             "{ if [ \"$g\" = framed ]; then " + ContainerShell.FRAMED_STDIN_DECODER + "; else cat; fi; }",
             "killtree \"$$\" \"$$\"");
 
@@ -135,16 +137,36 @@ final class PodScripts {
     static final String STDIN_RAW = "raw";
     static final String STDIN_FRAMED = "framed";
 
-    /** Index of the stdin mode in {@link #runArgv}'s result: {@code launcher.., sh, -c, RUN, sh, c, r, mode}. */
-    static int stdinModeIndex(Reaper reaper) {
-        return reaper.launcher().size() + 6;
+    /**
+     * What a run's exec starts: reads {@link #RUN} from the first frame of its stdin ({@code <length>\n} and the
+     * script, {@link #runPreamble()}), then runs it with the exec's arguments. The wrapper is too long for the exec's
+     * URL (about 5 KB encoded, where proxies in front of an API server and test servers limit a request line to 4 or 8
+     * KB), and the stdin stream comes from the engine before the program exists, so the program cannot change it.
+     * A script that did not arrive whole (the stream broke) is not run: the wrapper exits with 125 and nothing ran.
+     * Needs a {@code head -c} that reads no more than asked, as the framed decoder does; {@link #RUN} is ASCII, so
+     * its length in characters is its length in bytes.
+     */
+    static final String BOOT = "IFS= read -r n && s=$(head -c \"$n\"; echo .) && s=${s%.} && [ \"${#s}\" = \"$n\" ]"
+            + " && eval \"$s\" || exit 125";
+
+    /** The first bytes of a run's stdin, before the program's: {@link #RUN} as one frame, read by {@link #BOOT}. */
+    static byte[] runPreamble() {
+        byte[] run = RUN.getBytes(StandardCharsets.UTF_8);
+        byte[] head = (run.length + "\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] b = new byte[head.length + run.length];
+        System.arraycopy(head, 0, b, 0, head.length);
+        System.arraycopy(run, 0, b, head.length, run.length);
+        return b;
     }
 
     /**
      * {@code sh -c KILL_TREE sh <control dir>}: kills the run's wrapper (its pid is in the control directory) and its
-     * whole tree, from a second exec. Nothing to do when the run already ended (no pid file).
+     * whole tree, from a second exec. A kill that comes before the wrapper wrote its pid leaves a {@code killed}
+     * mark first, which the wrapper checks after writing its pid: either the wrapper sees the mark and exits, or this
+     * script sees the pid.
      */
     static final String KILL_TREE = KILL_TREE_FUNCTION
+            + "mkdir -p -- \"$1\" 2>/dev/null; : >\"$1/killed\" 2>/dev/null\n"
             + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
             + "[ -n \"$w\" ] || exit 0\n"
             + "killtree \"$w\" \"$$\"\n"
@@ -169,12 +191,13 @@ final class PodScripts {
             + "exit 0\n";
 
     /**
-     * The argv of a run: the reaper's launcher, then {@code sh -c RUN sh} and {@code wrapperArgs} ({@link #RUN}'s
-     * arguments, the stdin mode at {@link #stdinModeIndex}).
+     * The argv of a run: the reaper's launcher, then {@code sh -c BOOT sh} and {@code wrapperArgs} ({@link #RUN}'s
+     * arguments; {@link PodExecChannel} sets the stdin mode, the third, for the protocol it speaks). The exec's stdin
+     * starts with {@link #runPreamble()}.
      */
     static List<String> runArgv(Reaper reaper, List<String> wrapperArgs) {
         List<String> argv = new ArrayList<>(reaper.launcher());
-        argv.addAll(List.of("sh", "-c", RUN, "sh"));
+        argv.addAll(List.of("sh", "-c", BOOT, "sh"));
         argv.addAll(wrapperArgs);
         return argv;
     }

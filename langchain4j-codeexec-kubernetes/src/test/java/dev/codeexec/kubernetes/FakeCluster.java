@@ -105,6 +105,11 @@ final class FakeCluster implements AutoCloseable {
         return client;
     }
 
+    /** A new fabric8 client of this cluster, in no particular namespace, for code that owns (and closes) its client. */
+    KubernetesClient newClient() {
+        return server.createClient();
+    }
+
     /** The node: its pods, counters and failure switches. */
     FakeKubelet kubelet() {
         return kubelet;

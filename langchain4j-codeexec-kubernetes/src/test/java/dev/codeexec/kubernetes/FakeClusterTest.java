@@ -141,19 +141,27 @@ class FakeClusterTest {
     }
 
     @Test
-    void should_ignore_the_close_signal_when_the_protocol_is_v4() {
+    void should_ignore_the_close_signal_when_the_protocol_is_v4() throws Exception {
         runningPod("p1");
-        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
-                List.of("sh", "-c", "cat; echo eof"), true), FakeExecSocket.V4);
-        assertThat(exec.protocol()).isEqualTo(FakeExecSocket.V4);
-        exec.stdin("data");
-        exec.closeStdin(); // not a v4 frame: ignored, cat still reads
-        exec.stdin("more");
-        // positive control: under v4 stdin only ends with the socket, and then nothing more can arrive
-        exec.close();
-        exec.awaitEnd();
-        FakePod fake = cluster.pod("p1").orElseThrow();
-        assertThat(fake.isAlive()).isTrue();
+        List<String> argv = List.of("sh", "-c", "while read l; do echo \"got $l\"; done; echo eof");
+        FakeRawExec v4 = FakeRawExec.open(FakeRawExec.url(cluster, "p1", argv, true), FakeExecSocket.V4);
+        assertThat(v4.protocol()).isEqualTo(FakeExecSocket.V4);
+        v4.stdin("a\n");
+        v4.closeStdin(); // no such frame in v4: ignored, stdin stays open
+        v4.stdin("b\n");
+        assertThat(v4.awaitChannel(1, "got b\n")).isTrue();
+        assertThat(v4.channel(1)).isEqualTo("got a\ngot b\n");
+        v4.close();
+        v4.awaitEnd();
+
+        // positive control: under v5 the same frame ends stdin; what follows it is never read
+        FakeRawExec v5 = FakeRawExec.open(FakeRawExec.url(cluster, "p1", argv, true), FakeExecSocket.V5);
+        v5.stdin("a\n");
+        v5.closeStdin();
+        v5.stdin("b\n");
+        assertThat(v5.awaitEnd()).isEqualTo(1000);
+        assertThat(v5.channel(1)).isEqualTo("got a\neof\n");
+        assertThat(v5.channel(3)).contains("Success");
     }
 
     @Test

@@ -245,7 +245,10 @@ final class FakeExecSocket extends WebSocketListener {
         s.put("message", "command terminated with non-zero exit code: command '" + String.join(" ", argv)
                 + "' exited with " + code);
         s.put("reason", "NonZeroExitCode");
-        s.put("details", Map.of("causes", List.of(Map.of("reason", "ExitCode", "message", Integer.toString(code)))));
+        Map<String, Object> cause = new LinkedHashMap<>();
+        cause.put("reason", "ExitCode");
+        cause.put("message", Integer.toString(code));
+        s.put("details", Map.of("causes", List.of(cause)));
         return s;
     }
 

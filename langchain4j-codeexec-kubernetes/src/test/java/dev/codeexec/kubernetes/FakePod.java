@@ -264,11 +264,13 @@ final class FakePod implements AutoCloseable {
         }
         closed = true;
         OPEN.remove(this);
+        // SIGKILL to the init: the kernel kills the rest of its PID namespace; bwrap reaps it and exits. (Killing
+        // bwrap first would leave the init a zombie for the host's PID 1 to reap.)
         ProcessHandle.of(initPid).ifPresent(ProcessHandle::destroyForcibly);
-        bwrap.destroyForcibly();
         try {
-            bwrap.waitFor(10, TimeUnit.SECONDS);
-            // The kernel kills the rest of the PID namespace when its init dies; wait until it has.
+            if (!bwrap.waitFor(10, TimeUnit.SECONDS)) {
+                bwrap.destroyForcibly();
+            }
             for (int i = 0; i < 1000 && Files.exists(Path.of("/proc", Long.toString(initPid))); i++) {
                 Thread.sleep(10);
             }

@@ -100,6 +100,17 @@ final class FakeRawExec implements WebSocket.Listener {
         return closed.orTimeout(60, TimeUnit.SECONDS).join();
     }
 
+    /** Waits (at most a minute) until {@code channel} holds {@code text}; returns whether it does. */
+    boolean awaitChannel(int channel, String text) throws InterruptedException {
+        for (int i = 0; i < 6000; i++) {
+            if (channel(channel).contains(text)) {
+                return true;
+            }
+            Thread.sleep(10);
+        }
+        return false;
+    }
+
     /** What arrived on {@code channel}, as text. */
     synchronized String channel(int channel) {
         return channels[channel].toString(StandardCharsets.UTF_8);
