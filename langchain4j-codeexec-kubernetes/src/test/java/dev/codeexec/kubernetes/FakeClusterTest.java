@@ -304,4 +304,20 @@ class FakeClusterTest {
                 new java.io.ByteArrayInputStream(sent.toString().getBytes(StandardCharsets.UTF_8)), expected, null);
         assertThat(in.channel(1)).isEqualTo(expected.toString(StandardCharsets.UTF_8));
     }
+
+    @Test
+    void should_store_custom_resources_when_their_kind_is_declared() {
+        cluster.expectCustomResource(new io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext.Builder()
+                .withGroup("agents.x-k8s.io").withVersion("v1beta1").withKind("SandboxClaim")
+                .withPlural("sandboxclaims").withScope("Namespaced").withName("sandboxclaims.agents.x-k8s.io")
+                .withStatusSubresource(true).build());
+        var claims = client.genericKubernetesResources("agents.x-k8s.io/v1beta1", "SandboxClaim");
+        claims.resource(new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+                .withApiVersion("agents.x-k8s.io/v1beta1").withKind("SandboxClaim")
+                .withNewMetadata().withName("c1").endMetadata()
+                .addToAdditionalProperties("spec", java.util.Map.of("warmPoolRef", java.util.Map.of("name", "pool")))
+                .build()).create();
+        assertThat(claims.withName("c1").get().getAdditionalProperties()).containsKey("spec");
+        assertThat(cluster.kubelet().podCreations()).isZero();
+    }
 }
