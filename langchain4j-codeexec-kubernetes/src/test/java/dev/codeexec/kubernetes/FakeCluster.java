@@ -1,6 +1,7 @@
 package dev.codeexec.kubernetes;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
@@ -108,6 +109,16 @@ final class FakeCluster implements AutoCloseable {
     /** A new fabric8 client of this cluster, in no particular namespace, for code that owns (and closes) its client. */
     KubernetesClient newClient() {
         return server.createClient();
+    }
+
+    /** The mock API server, for expectations beyond the CRUD store ({@code server().expect()...}). */
+    KubernetesMockServer server() {
+        return server;
+    }
+
+    /** Lets the store keep objects of a custom resource, such as agent-sandbox's {@code SandboxClaim}. */
+    void expectCustomResource(CustomResourceDefinitionContext context) {
+        server.expectCustomResource(context);
     }
 
     /** The node: its pods, counters and failure switches. */

@@ -198,7 +198,8 @@ class FakeClusterTest {
         cluster.kubelet().breakNextExec();
         FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
                 List.of("sh", "-c", "echo first; sleep 1; echo second"), false), FakeExecSocket.V5);
-        exec.awaitEnd();
+        // no close frame: the connection just ends (the JDK reports 1006, or an error)
+        assertThat(exec.awaitEnd()).isIn(1006, -1);
         assertThat(exec.channel(3)).isEmpty();
         assertThat(exec.channel(1)).isEqualTo("first\n");
         // positive control: the switch is spent, the next exec ends normally
@@ -263,5 +264,60 @@ class FakeClusterTest {
                 .isEqualTo(137);
         assertThat(FakeRawExec.refusal(FakeRawExec.url(cluster, "p2", List.of("true"), false), FakeExecSocket.V5)
                 .status()).isEqualTo(404);
+    }
+
+    @Test
+    void should_run_as_the_containers_user_when_it_overrides_the_pods() throws Exception {
+        Pod pod = pod("p1", "codeexec-python:bookworm");
+        pod.getSpec().getContainers().get(0).setSecurityContext(new io.fabric8.kubernetes.api.model
+                .SecurityContextBuilder().withRunAsUser(4242L).build());
+        client.pods().resource(pod).create();
+        client.pods().withName("p1").waitUntilReady(60, TimeUnit.SECONDS);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        cluster.pod("p1").orElseThrow().exec(List.of("sh", "-c", "id -u; id -g"), null, out, null);
+        // the container's user, the pod's group
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("4242\n" + PodLayout.DEFAULT_UID + "\n");
+    }
+
+    @Test
+    void should_carry_large_streams_whole_and_in_order_when_both_directions_are_busy() throws Exception {
+        runningPod("p1");
+        FakeRawExec out = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
+                List.of("sh", "-c", "seq 1 2000000"), false), FakeExecSocket.V5);
+        assertThat(out.awaitEnd()).isEqualTo(1000);
+        String text = out.channel(1);
+        assertThat(text).startsWith("1\n2\n3\n").endsWith("\n1999999\n2000000\n");
+        assertThat(text.split("\n")).hasSize(2_000_000);
+
+        FakeRawExec in = FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("sh", "-c", "cksum"), true),
+                FakeExecSocket.V5);
+        StringBuilder sent = new StringBuilder();
+        for (int i = 0; i < 200; i++) {
+            String chunk = ("chunk " + i + " ").repeat(2000);
+            sent.append(chunk);
+            in.stdin(chunk);
+        }
+        in.closeStdin();
+        assertThat(in.awaitEnd()).isEqualTo(1000);
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        cluster.pod("p1").orElseThrow().exec(List.of("cksum"),
+                new java.io.ByteArrayInputStream(sent.toString().getBytes(StandardCharsets.UTF_8)), expected, null);
+        assertThat(in.channel(1)).isEqualTo(expected.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void should_store_custom_resources_when_their_kind_is_declared() {
+        cluster.expectCustomResource(new io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext.Builder()
+                .withGroup("agents.x-k8s.io").withVersion("v1beta1").withKind("SandboxClaim")
+                .withPlural("sandboxclaims").withScope("Namespaced").withName("sandboxclaims.agents.x-k8s.io")
+                .withStatusSubresource(true).build());
+        var claims = client.genericKubernetesResources("agents.x-k8s.io/v1beta1", "SandboxClaim");
+        claims.resource(new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+                .withApiVersion("agents.x-k8s.io/v1beta1").withKind("SandboxClaim")
+                .withNewMetadata().withName("c1").endMetadata()
+                .addToAdditionalProperties("spec", java.util.Map.of("warmPoolRef", java.util.Map.of("name", "pool")))
+                .build()).create();
+        assertThat(claims.withName("c1").get().getAdditionalProperties()).containsKey("spec");
+        assertThat(cluster.kubelet().podCreations()).isZero();
     }
 }

@@ -51,7 +51,7 @@ final class FakeExecSocket extends WebSocketListener {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final byte[] EOF = new byte[0];
 
-    /** What a broken stream does: nothing, or drop the connection after the first output (or at the exit). */
+    /** Whether this stream breaks: the connection dropped after the first output (or at the exit), no status. */
     private final boolean breakMidRun;
     private final FakePod pod;
     private final List<String> argv;
@@ -214,8 +214,10 @@ final class FakeExecSocket extends WebSocketListener {
     }
 
     /**
-     * Drops the TCP connection without a close frame or a status, as a cut network or a restarted API server does.
-     * Falls back to a close frame with code 1011 if the mock server's socket cannot be reached.
+     * Drops the TCP connection without a close frame or a status, as a cut network or a restarted API server does
+     * (the client sees an abnormal closure, 1006). The mock server has no API for it: this reaches its Vert.x socket's
+     * Netty channel by reflection and closes it past the pipeline. Falls back to a close frame with code 1011 if
+     * that is not reachable.
      */
     private void breakConnection() {
         if (!broken.compareAndSet(false, true)) {
@@ -225,7 +227,10 @@ final class FakeExecSocket extends WebSocketListener {
             Field f = VertxMockWebSocket.class.getDeclaredField("webSocket");
             f.setAccessible(true);
             ServerWebSocket ws = (ServerWebSocket) f.get(socket);
-            ((ConnectionBase) ws.getClass().getMethod("connection").invoke(ws)).channel().close();
+            io.netty.channel.Channel channel =
+                    ((ConnectionBase) ws.getClass().getMethod("connection").invoke(ws)).channel();
+            // Past the pipeline: a pipeline close would send a websocket close frame (1000) first.
+            channel.eventLoop().execute(() -> channel.unsafe().closeForcibly());
         } catch (ReflectiveOperationException | RuntimeException e) {
             socket.close(1011, "stream broken");
         }

@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
+import io.fabric8.kubernetes.client.server.mock.CustomResourceAware;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.mockwebserver.dsl.HttpMethod;
 import io.fabric8.mockwebserver.http.Buffer;
@@ -64,7 +66,7 @@ import java.util.regex.Pattern;
  * <p>Threads: Vert.x event loops call {@link #dispatch}; pod starts run on a worker pool; counters and switches are
  * atomics, readable and settable from any thread.
  */
-final class FakeKubelet extends Dispatcher {
+final class FakeKubelet extends Dispatcher implements CustomResourceAware {
 
     private static final Pattern POD = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/?]+)(/[^?]*)?(\\?.*)?");
     private static final Pattern PODS = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/?(\\?.*)?");
@@ -164,6 +166,12 @@ final class FakeKubelet extends Dispatcher {
         return response;
     }
 
+    /** Lets the store keep objects of a custom resource (for example agent-sandbox's claims). */
+    @Override
+    public void expectCustomResource(CustomResourceDefinitionContext context) {
+        store.expectCustomResource(context);
+    }
+
     @Override
     public void shutdown() {
         store.shutdown();
@@ -205,7 +213,18 @@ final class FakeKubelet extends Dispatcher {
                 uid);
         List<String> mounts = c.getVolumeMounts() == null ? List.of()
                 : c.getVolumeMounts().stream().map(VolumeMount::getMountPath).toList();
-        FakePod fake = FakePod.start(name, uid, gid, mounts);
+        FakePod fake;
+        try {
+            fake = FakePod.start(name, uid, gid, mounts);
+        } catch (RuntimeException e) {
+            updateStatus(ns, name, new PodStatusBuilder().withPhase("Pending")
+                    .addToContainerStatuses(new ContainerStatusBuilder().withName(c.getName()).withReady(false)
+                            .withState(new ContainerStateBuilder().withNewWaiting().withReason("CreateContainerError")
+                                    .withMessage(String.valueOf(e.getMessage())).endWaiting().build())
+                            .build())
+                    .build());
+            return;
+        }
         String key = ns + "/" + name;
         FakePod previous = running.put(key, fake);
         if (previous != null) {
