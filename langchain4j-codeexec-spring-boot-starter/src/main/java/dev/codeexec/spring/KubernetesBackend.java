@@ -121,9 +121,10 @@ final class KubernetesBackend {
     private static String name(String property, String value, Pattern rule, int maxLength) {
         String v = value.strip();
         if (v.length() > maxLength || !rule.matcher(v).matches()) {
+            String chars = rule == SUBDOMAIN ? "lower-case letters, digits, '-' and '.'"
+                    : "lower-case letters, digits and '-'";
             throw new InvalidConfigurationPropertyValueException(PREFIX + property, value, "must be a Kubernetes name: "
-                    + "at most " + maxLength + " lower-case letters, digits and '-'" + (rule == SUBDOMAIN ? " or '.'" : "")
-                    + ", starting and ending with a letter or digit");
+                    + "at most " + maxLength + " " + chars + ", starting and ending with a letter or digit");
         }
         return v;
     }
