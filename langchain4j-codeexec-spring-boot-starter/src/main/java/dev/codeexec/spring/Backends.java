@@ -8,6 +8,7 @@ import dev.codeexec.policy.CommandPolicy;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.env.PropertyResolver;
 import org.springframework.util.ClassUtils;
@@ -44,12 +45,13 @@ final class Backends {
      * @param policy    the command policy, or null; the sandbox also hides the executables it denies
      * @param variables the {@link #E2B_VARIABLES} as the application's environment has them
      * @param network   the egress policy of {@code codeexec.network.*} and its proxy, or {@link NetworkSettings#NONE}
+     * @param beans     where a backend looks up the application's beans it uses (the kubernetes backend's client)
      * @throws InvalidConfigurationPropertyValueException when a property is missing or invalid
      * @throws IllegalStateException                      when the backend's module is absent, the backend cannot
      *                                                    enforce the egress policy, or the engine cannot start
      */
     static Engine create(CodeExecProperties p, ArtifactService artifacts, CommandPolicy policy, ClassLoader loader,
-                         Map<String, String> variables, NetworkSettings network) {
+                         Map<String, String> variables, NetworkSettings network, BeanFactory beans) {
         CodeExecBackend backend = CodeExecBackend.parse(p.getBackend());
         if (network.hasPolicy() && (backend == CodeExecBackend.LOCAL || backend == CodeExecBackend.JUPYTER)) {
             // Fail closed: a policy the engine cannot enforce must not look enforced.
@@ -57,6 +59,13 @@ final class Backends {
                     + "of codeexec.network.* (" + network.policy() + "): its programs run on this host with the "
                     + "host's network. Use the sandbox or container backend (an egress proxy of the engine's own) or "
                     + "e2b (E2B's firewall), or remove the codeexec.network rules");
+        }
+        if (network.hasPolicy() && backend == CodeExecBackend.KUBERNETES) {
+            // Fail closed as above: the kubernetes engine has no egress proxy for its pods yet.
+            throw new IllegalStateException("codeexec.backend=kubernetes cannot enforce the egress policy of "
+                    + "codeexec.network.* (" + network.policy() + ") yet: the kubernetes backend holds its pods to "
+                    + "no domain policy. Use the sandbox or container backend (an egress proxy of the engine's own) "
+                    + "or e2b (E2B's firewall), or remove the codeexec.network rules");
         }
         if (!ClassUtils.isPresent(backend.engineClass(), loader)) {
             throw new IllegalStateException("codeexec.backend=" + backend.id() + " needs the module " + backend.module()
@@ -71,6 +80,7 @@ final class Backends {
                 case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts, network);
                 case JUPYTER -> JupyterBackend.create(p.getJupyter(), artifacts);
                 case E2B -> E2bBackend.create(p.getE2b(), artifacts, variables, network, p.getNetwork());
+                case KUBERNETES -> KubernetesBackend.create(p.getKubernetes(), artifacts, beans);
             };
         } catch (InvalidConfigurationPropertyValueException | IllegalStateException e) {
             throw e;

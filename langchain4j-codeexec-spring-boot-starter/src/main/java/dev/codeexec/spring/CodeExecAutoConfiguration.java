@@ -68,7 +68,7 @@ public class CodeExecAutoConfiguration {
                 p.getNetwork().hasPolicy() ? egressApprover(egressApprover) : null,
                 p.getNetwork().hasPolicy() ? egressListeners.orderedStream().toList() : List.of());
         return Backends.create(p, artifacts, policy(p, policy), context.getClassLoader(),
-                Backends.e2bVariables(context.getEnvironment()), network);
+                Backends.e2bVariables(context.getEnvironment()), network, context);
     }
 
     /** The SLF4J audit log of every execution event ({@code dev.codeexec.audit}). */

@@ -15,7 +15,9 @@ enum CodeExecBackend {
     /** {@code JupyterEngine}: an ipykernel per workspace; no isolation. */
     JUPYTER("dev.codeexec.jupyter.JupyterEngine", "dev.codeexec:langchain4j-codeexec-jupyter"),
     /** {@code E2bEngine}: an E2B cloud sandbox per workspace. */
-    E2B("dev.codeexec.e2b.E2bEngine", "dev.codeexec:langchain4j-codeexec-e2b");
+    E2B("dev.codeexec.e2b.E2bEngine", "dev.codeexec:langchain4j-codeexec-e2b"),
+    /** {@code KubernetesEngine}: a hardened pod per workspace (or an agent-sandbox claim) on a cluster. */
+    KUBERNETES("dev.codeexec.kubernetes.KubernetesEngine", "dev.codeexec:langchain4j-codeexec-kubernetes");
 
     private final String engineClass;
     private final String module;
@@ -47,7 +49,7 @@ enum CodeExecBackend {
     }
 
     private static String names() {
-        return "local, sandbox, container, jupyter or e2b";
+        return "local, sandbox, container, jupyter, e2b or kubernetes";
     }
 
     /** The name {@code codeexec.backend} takes, for example {@code sandbox}. */

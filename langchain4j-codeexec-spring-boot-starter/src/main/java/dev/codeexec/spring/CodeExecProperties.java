@@ -18,9 +18,9 @@ public class CodeExecProperties {
     private boolean enabled = true;
 
     /**
-     * The backend that runs the model's code: local (no isolation), sandbox, container, jupyter or e2b. Required: there
-     * is no default, so that no application runs model-written code on the host by accident. An Engine bean of the
-     * application's own replaces it.
+     * The backend that runs the model's code: local (no isolation), sandbox, container, jupyter, e2b or kubernetes.
+     * Required: there is no default, so that no application runs model-written code on the host by accident. An
+     * Engine bean of the application's own replaces it.
      */
     private String backend;
 
@@ -59,6 +59,8 @@ public class CodeExecProperties {
     private final Jupyter jupyter = new Jupyter();
     @NestedConfigurationProperty
     private final E2bProperties e2b = new E2bProperties();
+    @NestedConfigurationProperty
+    private final KubernetesProperties kubernetes = new KubernetesProperties();
     @NestedConfigurationProperty
     private final NetworkProperties network = new NetworkProperties();
 
@@ -401,6 +403,10 @@ public class CodeExecProperties {
 
     public E2bProperties getE2b() {
         return e2b;
+    }
+
+    public KubernetesProperties getKubernetes() {
+        return kubernetes;
     }
 
     public NetworkProperties getNetwork() {

@@ -143,7 +143,7 @@ class CodeExecAutoConfigurationTest {
             assertThat(ctx).hasFailed();
             assertThat(rootCause(ctx.getStartupFailure())).isInstanceOf(InvalidConfigurationPropertyValueException.class)
                     .hasMessageContaining("codeexec.backend").hasMessageContaining("no backend is configured")
-                    .hasMessageContaining("local, sandbox, container, jupyter or e2b");
+                    .hasMessageContaining("local, sandbox, container, jupyter, e2b or kubernetes");
         });
     }
 

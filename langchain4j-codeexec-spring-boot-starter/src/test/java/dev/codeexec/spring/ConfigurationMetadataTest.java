@@ -35,7 +35,12 @@ class ConfigurationMetadataTest {
                 "codeexec.e2b.sandbox-timeout", "codeexec.e2b.internet-access", "codeexec.network.allow",
                 "codeexec.network.deny", "codeexec.network.allow-others", "codeexec.network.max-connections",
                 "codeexec.network.max-bytes", "codeexec.network.idle-timeout", "codeexec.network.connect-timeout",
-                "codeexec.network.approval-timeout");
+                "codeexec.network.approval-timeout", "codeexec.kubernetes.image", "codeexec.kubernetes.namespace",
+                "codeexec.kubernetes.context", "codeexec.kubernetes.memory-bytes", "codeexec.kubernetes.cpus",
+                "codeexec.kubernetes.workspace-bytes", "codeexec.kubernetes.runtime-class-name",
+                "codeexec.kubernetes.ready-timeout", "codeexec.kubernetes.ttl", "codeexec.kubernetes.warm-pool",
+                "codeexec.kubernetes.agent-sandbox", "codeexec.kubernetes.accept-unhardened-sandbox",
+                "codeexec.kubernetes.sweep-leftovers");
 
         List<String> hinted = new ArrayList<>();
         for (JsonNode h : generated.path("hints")) {
@@ -50,6 +55,6 @@ class ConfigurationMetadataTest {
             }
         }
         assertThat(backend.path("values").findValuesAsText("value")).containsExactly("local", "sandbox", "container",
-                "jupyter", "e2b");
+                "jupyter", "e2b", "kubernetes");
     }
 }

@@ -16,7 +16,9 @@ public enum Backend {
     /** A Jupyter kernel (ipykernel) per workspace: state across cells, no isolation. */
     JUPYTER,
     /** An E2B cloud sandbox per workspace. */
-    E2B;
+    E2B,
+    /** A hardened pod per workspace on the Kubernetes cluster of the current kubeconfig (or in-cluster). */
+    KUBERNETES;
 
     /** The flag value: {@code sandbox}, {@code local}, ... */
     public String flag() {
@@ -37,7 +39,7 @@ public enum Backend {
         throw new IllegalArgumentException("unknown backend '" + value + "'; use one of " + flags());
     }
 
-    /** {@code sandbox|local|container|jupyter|e2b}. */
+    /** {@code sandbox|local|container|jupyter|e2b|kubernetes}. */
     public static String flags() {
         return Arrays.stream(values()).map(Backend::flag).collect(Collectors.joining("|"));
     }

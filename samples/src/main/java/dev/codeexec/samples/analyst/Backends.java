@@ -11,10 +11,13 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.jupyter.JupyterEngine;
+import dev.codeexec.kubernetes.KubernetesEngine;
 import dev.codeexec.local.LocalEngine;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.sandbox.SandboxEngine;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -27,7 +30,10 @@ import java.util.function.UnaryOperator;
  */
 public final class Backends {
 
-    /** The image {@code ./scripts/provision docker} builds from Debian packages (never pulled). */
+    /**
+     * The image {@code ./scripts/provision docker} builds from Debian packages (never pulled); the default of the
+     * container backend, and of the kubernetes backend, whose cluster must be able to pull it.
+     */
     public static final String DEFAULT_IMAGE = System.getenv().getOrDefault("CODEEXEC_IMAGE",
             "codeexec-python:bookworm");
 
@@ -90,10 +96,11 @@ public final class Backends {
      *
      * @param artifacts the store {@code workspace_save_artifact} saves into; given to the engine, so that the sandbox
      *                  hides its folder from programs
-     * @param image     the container backend's image
+     * @param image     the container and kubernetes backends' image
      * @param template  the E2B backend's template, or null for {@value E2bEngine#DEFAULT_TEMPLATE}
      * @param env       where the E2B backend reads {@code E2B_API_KEY}, {@code E2B_DOMAIN}, {@code E2B_API_URL} and
-     *                  {@code E2B_SANDBOX_URL} from
+     *                  {@code E2B_SANDBOX_URL} from, and the kubernetes backend {@code KUBECONFIG} and the in-cluster
+     *                  variables
      * @throws Unavailable when the requested backend cannot start here
      */
     public static Opened open(Backend requested, ArtifactService artifacts, String image, String template,
@@ -178,6 +185,7 @@ public final class Backends {
                         "none: a Jupyter kernel per workspace keeps Python state across cells, and runs on this host "
                                 + "as " + userDescription(), null);
                 case E2B -> openE2b(artifacts, template, env, e2b);
+                case KUBERNETES -> openKubernetes(artifacts, image, env, Path.of(System.getProperty("user.home")));
             };
         } catch (CodeExecException e) {
             throw new Unavailable(backend, e.getMessage(), fix(backend, e), e);
@@ -221,6 +229,11 @@ public final class Backends {
                     + "docs/troubleshooting.md#jupyter.";
             case LOCAL -> "see docs/troubleshooting.md.";
             case E2B -> e2bFix(e);
+            case KUBERNETES -> m.contains("image") || m.contains("pull")
+                    ? "make the image available to the cluster (push it to a registry the cluster pulls from) and "
+                    + "name it with --image NAME; see docs/kubernetes.md."
+                    : "check that `kubectl get pods` works with the same kubeconfig and context (the sample uses the "
+                    + "current one), and that you may create pods in its namespace; see docs/kubernetes.md.";
         };
     }
 
@@ -267,6 +280,36 @@ public final class Backends {
         }
         return "see docs/troubleshooting.md#e2b.";
     }
+
+    /**
+     * The kubernetes engine on the cluster of the kubeconfig (or in-cluster), or, when none is configured, an
+     * {@link Unavailable} that says what to configure: checked here first, because fabric8's client would otherwise
+     * try {@code https://kubernetes.default.svc} and fail later with a connection error.
+     *
+     * @param home the user's home folder, where {@code .kube/config} is looked for
+     */
+    static Opened openKubernetes(ArtifactService artifacts, String image, Map<String, String> env, Path home)
+            throws Unavailable {
+        String cluster = KubernetesCluster.find(env, home).orElse(null);
+        if (cluster == null) {
+            throw new Unavailable(Backend.KUBERNETES, KubernetesCluster.missing(env), KUBECONFIG_FIX, null);
+        }
+        try {
+            KubernetesEngine engine = KubernetesEngine.builder().image(image).artifactService(artifacts).build();
+            return new Opened(engine, Backend.KUBERNETES, "a hardened pod per workspace (image " + image + ") on the "
+                    + "cluster of " + cluster + ": a fixed non-root user, a read-only root file system, no "
+                    + "capabilities, no service-account token, memory and CPU limits; what it may reach on the "
+                    + "network is up to the cluster (docs/kubernetes.md)", null);
+        } catch (KubernetesClientException e) {
+            throw new Unavailable(Backend.KUBERNETES, "the cluster of " + cluster + " did not answer as expected: "
+                    + firstLine(e.getMessage()), fix(Backend.KUBERNETES, new CodeExecException(e.getMessage())), e);
+        }
+    }
+
+    private static final String KUBECONFIG_FIX = "point the sample at a cluster you may create pods in: export "
+            + "KUBECONFIG=<your kubeconfig> or put it at ~/.kube/config (your provider's get-credentials command "
+            + "writes one; `kind create cluster` makes a local cluster), check that `kubectl get pods` works, and "
+            + "name an image the cluster can pull with --image NAME; see docs/kubernetes.md.";
 
     /** "root (the administrator)" or the user name: never more than the name. */
     static String userDescription() {

@@ -45,8 +45,8 @@ import java.util.Map;
  * {@code OPENAI_MODEL}, for any OpenAI-compatible server) the same assistant talks to that model.
  *
  * <pre>
- * ./scripts/sample [--backend sandbox|local|container|jupyter|e2b] [--interactive] [--output DIR] [--image IMAGE]
- *                  [--template NAME]
+ * ./scripts/sample [--backend sandbox|local|container|jupyter|e2b|kubernetes] [--interactive] [--output DIR]
+ *                  [--image IMAGE] [--template NAME]
  * </pre>
  *
  * Every step is printed; the outputs are copied to a folder of the run that stays after it.
@@ -73,11 +73,13 @@ public final class DataAnalystChatbot {
                 + "  --interactive  chat yourself instead of the scripted demo (offline: a few commands; set "
                 + "OPENAI_API_KEY for a real model)\n"
                 + "  --output DIR   where each run's outputs are kept (default: data-analyst-runs)\n"
-                + "  --image IMAGE  the container backend's image (default: " + Backends.DEFAULT_IMAGE + ")\n"
+                + "  --image IMAGE  the container and kubernetes backends' image (default: " + Backends.DEFAULT_IMAGE
+                + ")\n"
                 + "  --template NAME  the e2b backend's sandbox template (default: " + E2bEngine.DEFAULT_TEMPLATE
                 + ")\n"
                 + "Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (default gpt-4o-mini); for --backend "
-                + "e2b: E2B_API_KEY (required), E2B_DOMAIN, E2B_API_URL.";
+                + "e2b: E2B_API_KEY (required), E2B_DOMAIN, E2B_API_URL; for --backend kubernetes: KUBECONFIG "
+                + "(default ~/.kube/config, its current context) or the service account of a pod.";
 
         static Options parse(String... args) {
             Backend backend = null;
@@ -141,10 +143,14 @@ public final class DataAnalystChatbot {
         try {
             run(options, System.in, System.out, System.getenv());
         } catch (Backends.Unavailable e) {
-            System.out.println("\nThe " + e.backend().flag() + " backend cannot start here: " + e.getMessage()
-                    + "\nFix: " + e.fix());
+            System.out.println("\n" + unavailable(e));
             System.exit(3);
         }
+    }
+
+    /** What the user reads when the backend cannot start: why, and what to do; never a stack trace. */
+    static String unavailable(Backends.Unavailable e) {
+        return "The " + e.backend().flag() + " backend cannot start here: " + e.getMessage() + "\nFix: " + e.fix();
     }
 
     /**
@@ -247,6 +253,7 @@ public final class DataAnalystChatbot {
             case CONTAINER -> "starting the workspace's container";
             case JUPYTER -> "starting the workspace's Jupyter kernel";
             case E2B -> "creating the workspace's E2B sandbox";
+            case KUBERNETES -> "starting the workspace's pod";
             default -> "creating the workspace";
         };
         out.println("\n" + Character.toUpperCase(what.charAt(0)) + what.substring(1) + ", staging "

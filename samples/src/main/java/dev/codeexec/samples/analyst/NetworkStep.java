@@ -62,6 +62,8 @@ final class NetworkStep {
                     + "backends enforce one (--backend sandbox or --backend container).";
             case E2B -> "E2B enforces an egress policy with its own firewall, and its cloud sandboxes cannot reach the "
                     + "package index this sample serves on this host." + never;
+            case KUBERNETES -> "The kubernetes backend does not hold its pods to an egress policy, and its pods "
+                    + "cannot reach the package index this sample serves on this host." + never;
             case SANDBOX, CONTAINER -> opened.egressNote() != null
                     ? "The " + opened.backend().flag() + " backend cannot enforce an egress policy here: "
                     + opened.egressNote() + "." + never

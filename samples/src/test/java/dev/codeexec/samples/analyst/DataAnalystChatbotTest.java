@@ -244,14 +244,46 @@ class DataAnalystChatbotTest {
                 .satisfies(e -> assertThat(((Backends.Unavailable) e).fix()).contains("./scripts/provision docker"));
     }
 
+    /**
+     * {@code --backend kubernetes} where no cluster is configured (no KUBECONFIG, no ~/.kube/config, not in a pod):
+     * one paragraph that says what to configure, before any client is made, and no stack trace.
+     */
+    @Test
+    void should_say_what_to_configure_when_the_kubernetes_backend_has_no_cluster(@TempDir Path home) {
+        Map<String, String> env = Map.of("KUBERNETES_SERVICE_PORT", "443");
+        assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "kubernetes",
+                "--output", output.toString()), new ByteArrayInputStream(new byte[0]), out, env,
+                (backend, artifacts) -> Backends.openKubernetes(artifacts, Backends.DEFAULT_IMAGE, env, home)))
+                .isInstanceOf(Backends.Unavailable.class)
+                .hasNoCause()
+                .satisfies(e -> {
+                    Backends.Unavailable u = (Backends.Unavailable) e;
+                    assertThat(u.backend()).isEqualTo(Backend.KUBERNETES);
+                    assertThat(DataAnalystChatbot.unavailable(u)).isEqualTo("The kubernetes backend cannot start "
+                            + "here: no Kubernetes cluster is configured: KUBECONFIG is not set and ~/.kube/config "
+                            + "does not exist, and this is not a pod in a cluster (KUBERNETES_SERVICE_HOST is not "
+                            + "set)\nFix: " + u.fix());
+                    assertThat(u.fix()).contains("export KUBECONFIG=", "~/.kube/config", "kubectl get pods",
+                            "--image NAME", "docs/kubernetes.md").doesNotContain("\n");
+                });
+        assertThat(printed()).doesNotContain("Exception", "\tat ");
+    }
+
     @Test
     void should_name_the_valid_values_when_an_option_is_wrong() {
         assertThatThrownBy(() -> DataAnalystChatbot.Options.parse("--backend", "vm"))
-                .hasMessage("unknown backend 'vm'; use one of sandbox|local|container|jupyter|e2b");
+                .hasMessage("unknown backend 'vm'; use one of sandbox|local|container|jupyter|e2b|kubernetes");
         assertThatThrownBy(() -> DataAnalystChatbot.Options.parse("--backend")).hasMessage("--backend needs a value");
         assertThatThrownBy(() -> DataAnalystChatbot.Options.parse("--bogus")).hasMessage("unknown option '--bogus'");
         assertThat(DataAnalystChatbot.Options.parse("--backend", "Jupyter", "--interactive").backend())
                 .isEqualTo(Backend.JUPYTER);
+        assertThat(DataAnalystChatbot.Options.parse("--backend", "kubernetes", "--image", "registry.example/py:1"))
+                .satisfies(o -> {
+                    assertThat(o.backend()).isEqualTo(Backend.KUBERNETES);
+                    assertThat(o.image()).isEqualTo("registry.example/py:1");
+                });
+        assertThat(DataAnalystChatbot.Options.USAGE).contains("--backend sandbox|local|container|jupyter|e2b|"
+                + "kubernetes", "the container and kubernetes backends' image", "for --backend kubernetes: KUBECONFIG");
     }
 
     private DataAnalystChatbot.Result runDemo(Backend backend) {
