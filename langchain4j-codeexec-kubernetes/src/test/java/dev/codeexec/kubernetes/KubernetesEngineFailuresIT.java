@@ -13,7 +13,6 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.network.EgressPolicy;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -92,7 +91,7 @@ class KubernetesEngineFailuresIT {
              KubernetesEngine engine = KubernetesTesting.engine(v4).build()) {
             Workspace ws = engine.manager().createWorkspace("v4", WorkspacePolicy.DEFAULT);
             RunResult r = engine.runner().runProgram(ws, RunProgramSpec.builder("sh").args("-c", "cat; echo end")
-                    .stdin("line\n".getBytes(StandardCharsets.UTF_8)).timeout(Duration.ofMinutes(2)).build());
+                    .stdin("line\n").timeout(Duration.ofMinutes(2)).build());
             assertThat(r.stdout()).isEqualTo("line\nend\n");
             assertThat(engine.exec().protocol()).isEqualTo(ExecSocket.Protocol.V4);
         }

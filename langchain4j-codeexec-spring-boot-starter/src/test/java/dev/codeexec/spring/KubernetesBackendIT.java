@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -30,7 +29,6 @@ class KubernetesBackendIT {
     Path dir;
 
     @Test
-    @Disabled("enabled when the engine lands")
     void should_start_the_engine_on_the_applications_client_when_configured_by_properties() {
         int before = server.getRequestCount();
         new ApplicationContextRunner()
