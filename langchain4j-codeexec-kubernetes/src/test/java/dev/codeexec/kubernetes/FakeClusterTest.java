@@ -322,4 +322,17 @@ class FakeClusterTest {
         assertThat(claims.withName("c1").get().getAdditionalProperties()).containsKey("spec");
         assertThat(cluster.kubelet().podCreations()).isZero();
     }
+
+    @Test
+    void should_end_a_running_exec_with_exit_137_when_its_pod_is_deleted() throws Exception {
+        runningPod("p1");
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
+                List.of("sh", "-c", "echo started; exec sleep 300"), false), FakeExecSocket.V5);
+        assertThat(exec.awaitChannel(1, "started")).isTrue();
+
+        client.pods().withName("p1").delete();
+
+        assertThat(exec.awaitEnd()).isEqualTo(1000);
+        assertThat(exec.channel(3)).contains("NonZeroExitCode", "{\"reason\":\"ExitCode\",\"message\":\"137\"}");
+    }
 }
