@@ -54,8 +54,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * and, unless the settings accept the template as is, refuses one that lacks any of {@link PodHardening} (and
  * releases the claim). A pod carrying another claim's uid label is refused in every case.
  *
- * <p>Threads: none of its own; every method blocks its caller (fabric8's watch threads deliver the claim's updates
- * while {@link #claim} waits). Stateless apart from its configuration, so concurrent calls are safe.
+ * <p>Threads: none of its own; every method blocks its caller. While {@link #claim} waits, a fabric8 informer (its
+ * own threads) evaluates the claim's condition and completes a future the caller waits on; the informer is stopped
+ * when the wait ends, however it ends. No locks: stateless apart from its configuration, so concurrent calls are
+ * safe.
  */
 final class SandboxClaims {
 
@@ -131,15 +133,23 @@ final class SandboxClaims {
      */
     ClaimedSandbox claim(Map<String, String> labels) {
         // The name is chosen here, not by the server, so that a create whose answer is lost (an interrupt, a dropped
-        // connection) can still be cleaned up: the claim may exist although the call failed.
+        // connection) can still be cleaned up: the claim may exist although the call failed. Not after a 409: that
+        // claim, if any, is someone else's.
         String name = newClaimName();
+        String uid;
         try {
-            String uid;
-            try {
-                uid = claims().resource(claimObject(name, labels)).create().getMetadata().getUid();
-            } catch (KubernetesClientException e) {
-                throw translate(e, "creating SandboxClaim " + name);
+            uid = claims().resource(claimObject(name, labels)).create().getMetadata().getUid();
+        } catch (KubernetesClientException e) {
+            RuntimeException failure = translate(e, "creating SandboxClaim " + name);
+            if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
+                releaseAfterFailure(name, failure);
             }
+            throw failure;
+        } catch (RuntimeException e) {
+            releaseAfterFailure(name, e);
+            throw e;
+        }
+        try {
             return inspect(awaitReady(name, uid));
         } catch (RuntimeException e) {
             releaseAfterFailure(name, e);
@@ -262,7 +272,7 @@ final class SandboxClaims {
     /**
      * Why the claim's pod, if it has one yet, is not ready, for a timeout's message: an unschedulable pod, a waiting
      * container ({@code ImagePullBackOff}, {@code CrashLoopBackOff}) or a terminated one. Best effort: empty when
-     * there is no pod or it cannot be read.
+     * there is no pod or it cannot be read. Package-private so that the diagnosis can be tested without a timeout.
      */
     String podDiagnosis(String uid) {
         if (uid == null) {

@@ -197,7 +197,7 @@ class FakeClusterTest {
         runningPod("p1");
         cluster.kubelet().breakNextExec();
         FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
-                List.of("sh", "-c", "echo first; sleep 1; echo second"), false), FakeExecSocket.V5);
+                List.of("sh", "-c", "echo first; exec sleep 300"), false), FakeExecSocket.V5);
         // no close frame: the connection just ends (the JDK reports 1006, or an error)
         assertThat(exec.awaitEnd()).isIn(1006, -1);
         assertThat(exec.channel(3)).isEmpty();
@@ -212,23 +212,25 @@ class FakeClusterTest {
     @Test
     void should_leave_the_process_running_when_the_client_closes_early() throws Exception {
         runningPod("p1");
-        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
-                List.of("sh", "-c", "echo $$ > /codeexec/pid; echo started; exec sleep 300"), false),
-                FakeExecSocket.V5);
-        FakePod fake = cluster.pod("p1").orElseThrow();
-        String pid = "";
-        for (int i = 0; i < 2000 && pid.isEmpty(); i++) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            fake.exec(List.of("sh", "-c", "cat /codeexec/pid 2>/dev/null"), null, out, null);
-            pid = out.toString(StandardCharsets.UTF_8).trim();
-            Thread.sleep(5);
-        }
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1", List.of("sh", "-c",
+                "echo $$ > /codeexec/pid; echo started; cat >/dev/null; touch /codeexec/stdin-ended; exec sleep 300"),
+                true), FakeExecSocket.V5);
+        assertThat(exec.awaitChannel(1, "started")).isTrue();
         exec.close();
         exec.awaitEnd();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int code = fake.exec(List.of("sh", "-c", "tr '\\0' ' ' < /proc/" + pid + "/cmdline"), null, out, null);
-        assertThat(code).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("sleep 300");
+
+        // the stream's end closes the process's stdin, and the process goes on (it is not killed)
+        FakePod fake = cluster.pod("p1").orElseThrow();
+        int waited = fake.exec(List.of("timeout", "60", "sh", "-c",
+                "while [ ! -e /codeexec/stdin-ended ]; do sleep 0.01; done"), null, null, null);
+        assertThat(waited).as("stdin ended within a minute").isZero();
+        String cmdline = "";
+        for (int i = 0; i < 1000 && !cmdline.startsWith("sleep"); i++) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            fake.exec(List.of("sh", "-c", "tr '\\0' ' ' < /proc/$(cat /codeexec/pid)/cmdline"), null, out, null);
+            cmdline = out.toString(StandardCharsets.UTF_8); // sh may not have exec'd sleep yet
+        }
+        assertThat(cmdline).startsWith("sleep 300");
     }
 
     @Test
@@ -319,5 +321,18 @@ class FakeClusterTest {
                 .build()).create();
         assertThat(claims.withName("c1").get().getAdditionalProperties()).containsKey("spec");
         assertThat(cluster.kubelet().podCreations()).isZero();
+    }
+
+    @Test
+    void should_end_a_running_exec_with_exit_137_when_its_pod_is_deleted() throws Exception {
+        runningPod("p1");
+        FakeRawExec exec = FakeRawExec.open(FakeRawExec.url(cluster, "p1",
+                List.of("sh", "-c", "echo started; exec sleep 300"), false), FakeExecSocket.V5);
+        assertThat(exec.awaitChannel(1, "started")).isTrue();
+
+        client.pods().withName("p1").delete();
+
+        assertThat(exec.awaitEnd()).isEqualTo(1000);
+        assertThat(exec.channel(3)).contains("NonZeroExitCode", "{\"reason\":\"ExitCode\",\"message\":\"137\"}");
     }
 }

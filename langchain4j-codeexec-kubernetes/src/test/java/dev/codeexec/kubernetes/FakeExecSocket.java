@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>When the client closes the socket before the end, the process is not killed: a real kubelet ends the stream
  * and the container runtime leaves the exec'd process running (kubernetes/kubernetes#89031, kubectl#1076,
  * runc#3359); its stdin is closed and its output is read and dropped. It dies with its pod. Callers that need it
- * gone kill it themselves, as they would on a cluster.
+ * gone kill it themselves, as they would on a cluster. The other way round, a pod deleted (or evicted) during an
+ * exec kills the exec's process with the rest of the pod, and the stream ends with exit code 137 (SIGKILL).
  *
  * <p>Threads: the Vert.x event loop calls the listener methods (they never block: stdin bytes are queued for a
  * writer thread); three daemon threads per exec pump stdin, stdout and stderr; the stderr-and-exit thread sends the
