@@ -87,8 +87,8 @@ final class PodScripts {
      * and would then never reap it): every pass first walks the whole tree from the {@code PPid} links of
      * {@code /proc/<pid>/status}, then signals it, the root last (a killed parent's children are re-parented, and
      * must be known before), so what forked meanwhile is found by the next pass; a stopped process cannot fork, so a
-     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new. Shell built-ins only (no fork),
-     * so it still works at the pids limit. Zombies are skipped: their parent reaps them.
+     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new. Shell
+     * built-ins only (no fork), so it still works at the pids limit. Zombies are skipped: their parent reaps them.
      */
     static final String KILL_TREE_FUNCTION = ""
             + "sigone() {\n"
