@@ -34,7 +34,7 @@ import java.util.concurrent.TimeoutException;
  * <p>Thread roles: {@link #open} runs on the caller's thread and waits for the upgrade. The client's websocket thread
  * decodes frames, hands output to the {@link Receiver} and completes the futures; it never waits for anything and
  * asks for the next message ({@link WebSocket#request()}) after each. {@link #send} runs on one writer thread at a time
- * and waits (never on the websocket thread) while more than {@link #MAX_QUEUED} bytes are queued. {@link #close()} may
+ * and waits (never on the websocket thread) while its previous message is still being sent. {@link #close()} may
  * be called from any thread. No lock is held while the far side is waited for.
  */
 final class ExecSocket {
@@ -90,9 +90,6 @@ final class ExecSocket {
             this.reason = reason;
         }
     }
-
-    /** Bytes of stdin that may wait in the client's send queue before a writer waits: 1 MiB. */
-    static final long MAX_QUEUED = 1 << 20;
 
     /** Most bytes of one stdin frame. */
     static final int MAX_FRAME = 64 * 1024;
@@ -211,8 +208,7 @@ final class ExecSocket {
     }
 
     /**
-     * Sends stdin bytes as channel-0 frames of at most {@link #MAX_FRAME} bytes, waiting while more than
-     * {@link #MAX_QUEUED} bytes wait to be sent.
+     * Sends stdin bytes as channel-0 frames of at most {@link #MAX_FRAME} bytes, one message in flight at a time.
      *
      * @throws IOException the socket closed (the program ended) or the wait was interrupted
      */
@@ -222,18 +218,37 @@ final class ExecSocket {
             byte[] frame = new byte[n + 1];
             frame[0] = STDIN;
             System.arraycopy(b, off + i, frame, 1, n);
-            awaitRoom();
-            if (!socket.send(ByteBuffer.wrap(frame))) {
-                throw new IOException("the exec's stream is closed");
-            }
+            sendMessage(frame);
         }
     }
 
-    private void awaitRoom() throws IOException {
+    /**
+     * Ends the program's stdin ({@code [255, 0]}). Only under {@link Protocol#V5}.
+     *
+     * @throws IOException                   the socket closed
+     * @throws UnsupportedOperationException under v4, which has no such message
+     */
+    void closeStdin() throws IOException {
+        if (!protocol.supportsStdinClose()) {
+            throw new UnsupportedOperationException("protocol v4 cannot end stdin");
+        }
+        sendMessage(new byte[] {CLOSE, STDIN});
+    }
+
+    /**
+     * Sends one message once the previous one left: the JDK's websocket takes one send at a time and fails another
+     * at once (fabric8 then answers {@code false} and logs nothing), so a refused send is tried again until it is
+     * taken or the socket closed. This also bounds the stdin queued in the client to one frame. Waits on the
+     * writer's thread only.
+     */
+    private void sendMessage(byte[] frame) throws IOException {
         long pause = 1;
-        while (socket.queueSize() > MAX_QUEUED) {
+        while (true) {
             if (closed.isDone()) {
                 throw new IOException("the exec's stream is closed");
+            }
+            if (socket.queueSize() == 0 && socket.send(ByteBuffer.wrap(frame))) {
+                return;
             }
             try {
                 Thread.sleep(pause);
@@ -243,22 +258,6 @@ final class ExecSocket {
             }
             pause = Math.min(pause * 2, 20);
         }
-        if (closed.isDone()) {
-            throw new IOException("the exec's stream is closed");
-        }
-    }
-
-    /**
-     * Ends the program's stdin ({@code [255, 0]}). Only under {@link Protocol#V5}.
-     *
-     * @return false when the message could not be queued (the socket closed)
-     * @throws UnsupportedOperationException under v4, which has no such message
-     */
-    boolean closeStdin() {
-        if (!protocol.supportsStdinClose()) {
-            throw new UnsupportedOperationException("protocol v4 cannot end stdin");
-        }
-        return socket.send(ByteBuffer.wrap(new byte[] {CLOSE, STDIN}));
     }
 
     /**

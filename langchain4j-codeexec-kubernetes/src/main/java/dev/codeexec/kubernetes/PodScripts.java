@@ -81,12 +81,14 @@ final class PodScripts {
     }
 
     /**
-     * {@code killtree <root> <self>}: stops, then kills, every descendant of pid {@code <root>} (and {@code <root>}
-     * itself unless it is {@code <self>}): every pass first walks the whole tree from the {@code PPid} links of
+     * {@code killtree <root> <self>}: stops, then kills, every descendant of pid {@code <root>} (and kills
+     * {@code <root>} itself unless it is {@code <self>}; the root, the run's wrapper, only waits, and is never stopped:
+     * the exec's parent outside the pod, a runtime's {@code nsenter} for one, may stop itself when its child stops,
+     * and would then never reap it): every pass first walks the whole tree from the {@code PPid} links of
      * {@code /proc/<pid>/status}, then signals it, the root last (a killed parent's children are re-parented, and
      * must be known before), so what forked meanwhile is found by the next pass; a stopped process cannot fork, so a
-     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new. Shell built-ins only (no fork),
-     * so it still works at the pids limit. Zombies are skipped: their parent reaps them.
+     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new. Shell
+     * built-ins only (no fork), so it still works at the pids limit. Zombies are skipped: their parent reaps them.
      */
     static final String KILL_TREE_FUNCTION = ""
             + "sigone() {\n"
@@ -114,7 +116,7 @@ final class PodScripts {
             + "      done\n"
             + "      found=\n"
             + "      for n in $tree; do [ \"$n\" = \"$1\" ] || sigone \"$n\"; done\n"
-            + "      [ \"$1\" = \"$2\" ] || sigone \"$1\"\n"
+            + "      [ \"$1\" = \"$2\" ] || [ $sig = STOP ] || sigone \"$1\"\n"
             + "      [ -z \"$found\" ] && break\n"
             + "      i=$((i+1))\n"
             + "    done\n"
@@ -166,7 +168,8 @@ final class PodScripts {
      * script sees the pid.
      */
     static final String KILL_TREE = KILL_TREE_FUNCTION
-            + "mkdir -p -- \"$1\" 2>/dev/null; : >\"$1/killed\" 2>/dev/null\n"
+            // Built-ins first: at the pids limit the directory exists (the run is under way) and no mkdir is needed.
+            + "[ -d \"$1\" ] || mkdir -p -- \"$1\" 2>/dev/null; : >\"$1/killed\" 2>/dev/null\n"
             + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
             + "[ -n \"$w\" ] || exit 0\n"
             + "killtree \"$w\" \"$$\"\n"

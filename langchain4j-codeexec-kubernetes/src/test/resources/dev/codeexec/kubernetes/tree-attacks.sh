@@ -42,7 +42,13 @@ case $scenario in
     sh -c "read x <\"\$2\"
 $KILL" sh "$c" "$D/go" &
     k=$!
-    wrapper sh -c 'f() { while :; do f & done; }; f'
+    # Every process forks forever and outlives a failed fork (a shell would exit on one).
+    wrapper /usr/bin/python3 -c 'import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass'
     awaitfile "$c/pid"
     while read -r cur <"$cg/pids.current" && [ "$cur" -lt "$max" ]; do :; done
     echo "reached=$cur"
