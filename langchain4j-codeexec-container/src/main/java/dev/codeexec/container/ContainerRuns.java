@@ -4,6 +4,7 @@ import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunOutcomeUnknownException;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.spi.ContainerShell;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunListing;
@@ -58,7 +59,7 @@ final class ContainerRuns {
         long gid = nextGid.incrementAndGet();
         String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
         List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
-                ContainerWorkspaces.ROOT + "/" + runDir, Long.toString(gid), cwd, ulimits(limits),
+                ContainerWorkspaces.ROOT + "/" + runDir, Long.toString(gid), cwd, ContainerShell.ulimits(limits),
                 Long.toString(Objects.requireNonNullElse(limits.memoryBytes(), settings.memoryBytes()))));
         if (listing == null) {
             argv.addAll(List.of("-", "-", "-", "-", "-"));
@@ -102,13 +103,6 @@ final class ContainerRuns {
         };
     }
 
-    /** CPU seconds, open files and file size (512-byte blocks) for the wrapper's {@code ulimit}; {@code -} = none. */
-    private static String ulimits(ResourceLimits l) {
-        String t = l.cpuTime() == null ? "-" : Long.toString(Math.max(1, (l.cpuTime().toMillis() + 999) / 1000));
-        String n = l.maxOpenFiles() == null ? "-" : Integer.toString(l.maxOpenFiles());
-        String f = l.maxFileBytes() == null ? "-" : Long.toString(Math.max(1, (l.maxFileBytes() + 511) / 512));
-        return t + " " + n + " " + f;
-    }
 
     /**
      * Memory and processes are the container's limits: a run asking for other values gets them applied to its

@@ -7,6 +7,7 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.spi.ContainerShell;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.RunListing;
@@ -65,7 +66,7 @@ final class PodRuns {
         requireLimits(limits);
         String control = PodLayout.CONTROL + "/" + UUID.randomUUID();
         List<String> args = new ArrayList<>(List.of(control, PodLayout.ROOT + "/" + runDir, PodScripts.STDIN_RAW, cwd,
-                ulimits(limits), Long.toString(podMemoryBytes)));
+                ContainerShell.ulimits(limits), Long.toString(podMemoryBytes)));
         if (listing == null) {
             args.addAll(List.of("-", "-", "-", "-", "-"));
         } else {
@@ -99,11 +100,4 @@ final class PodRuns {
         };
     }
 
-    /** CPU seconds, open files and file size (512-byte blocks) for the wrapper's {@code ulimit}; {@code -} = none. */
-    static String ulimits(ResourceLimits l) {
-        String t = l.cpuTime() == null ? "-" : Long.toString(Math.max(1, (l.cpuTime().toMillis() + 999) / 1000));
-        String n = l.maxOpenFiles() == null ? "-" : Integer.toString(l.maxOpenFiles());
-        String f = l.maxFileBytes() == null ? "-" : Long.toString(Math.max(1, (l.maxFileBytes() + 511) / 512));
-        return t + " " + n + " " + f;
-    }
 }

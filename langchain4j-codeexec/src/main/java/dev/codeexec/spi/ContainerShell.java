@@ -1,5 +1,7 @@
 package dev.codeexec.spi;
 
+import dev.codeexec.engine.ResourceLimits;
+
 /**
  * The shell scripts a backend runs inside a Linux container it reaches only through exec calls (a Docker container,
  * a Kubernetes pod): PID 1's reaping loop, the framed-stdin decoder, and the wrapper of every run, with the one part
@@ -101,5 +103,18 @@ public final class ContainerShell {
                 + "rm -rf -- \"$c\"\n"
                 + "if [ \"$ln\" != - ] && cd -- \"$lr\"; then listfolders \"$rc\" \"$ln\" \"$lm\" \"$lb\" \"$lf\"; fi\n"
                 + "exit \"$rc\"\n";
+    }
+
+    /**
+     * The wrapper's {@code <ulimits>} argument for {@code limits}: CPU seconds (rounded up), open files and file size
+     * in 512-byte blocks (rounded up), each {@code -} for none.
+     */
+    public static String ulimits(ResourceLimits limits) {
+        String t = limits.cpuTime() == null ? "-"
+                : Long.toString(Math.max(1, (limits.cpuTime().toMillis() + 999) / 1000));
+        String n = limits.maxOpenFiles() == null ? "-" : Integer.toString(limits.maxOpenFiles());
+        String f = limits.maxFileBytes() == null ? "-"
+                : Long.toString(Math.max(1, (limits.maxFileBytes() + 511) / 512));
+        return t + " " + n + " " + f;
     }
 }
