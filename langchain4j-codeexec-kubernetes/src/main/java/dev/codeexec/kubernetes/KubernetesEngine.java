@@ -92,7 +92,7 @@ public final class KubernetesEngine extends AbstractEngine {
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
     private final List<String> clusterConditions;
-    private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.SECONDS);
+    private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.NANOS);
 
     private KubernetesEngine(Builder b, PodTemplate template) {
         super("KubernetesEngine", b, ShellEnvironmentPolicy.sandboxDefault(), ResourceLimits.builder()
