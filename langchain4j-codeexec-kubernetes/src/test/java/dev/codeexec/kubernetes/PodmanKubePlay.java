@@ -52,10 +52,12 @@ final class PodmanKubePlay implements AutoCloseable {
     private final Path yaml;
     private final Path conf;
     private final Pod pod;
+    private final String network;
     private boolean played;
 
-    private PodmanKubePlay(String podman, Path dir, Pod pod) {
+    private PodmanKubePlay(String podman, Path dir, Pod pod, String network) {
         this.podman = podman;
+        this.network = network;
         this.dir = dir;
         this.yaml = dir.resolve("pod.yaml");
         this.conf = containersConf(dir);
@@ -78,6 +80,15 @@ final class PodmanKubePlay implements AutoCloseable {
      * container. On failure the pod is taken down before the exception leaves.
      */
     static PodmanKubePlay play(Pod pod) {
+        return play(pod, "none");
+    }
+
+    /**
+     * Plays the pod on the given podman network: {@code "none"} (what {@link #play(Pod)} uses, standing in for the
+     * cluster's NetworkPolicy) or another, e.g. {@code "bridge"} for a positive control that shows a probe can see a
+     * network.
+     */
+    static PodmanKubePlay play(Pod pod, String network) {
         String podman = requirePodman();
         Path dir;
         try {
@@ -85,7 +96,7 @@ final class PodmanKubePlay implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        PodmanKubePlay play = new PodmanKubePlay(podman, dir, adapted(pod));
+        PodmanKubePlay play = new PodmanKubePlay(podman, dir, adapted(pod), network);
         try {
             play.start();
             return play;
@@ -110,9 +121,14 @@ final class PodmanKubePlay implements AutoCloseable {
         return pod.getMetadata().getName() + "-" + pod.getSpec().getContainers().get(0).getName();
     }
 
-    /** Runs {@code /bin/sh -c script} in the first container as the container's own user (the pod's uid). */
-    Result exec(String script) {
-        return run(List.of(podman, "exec", containerName(), "/bin/sh", "-c", script), null, COMMAND_TIMEOUT_SECONDS);
+    /**
+     * Runs {@code /bin/sh -c script [args]} in the first container as the container's own user (the pod's uid); the
+     * arguments are the script's {@code $0}, {@code $1}, ...
+     */
+    Result exec(String script, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(podman, "exec", containerName(), "/bin/sh", "-c", script));
+        cmd.addAll(List.of(args));
+        return run(cmd, null, COMMAND_TIMEOUT_SECONDS);
     }
 
     /** Runs {@code /bin/sh -c script} as the given user (e.g. {@code "0"} to prepare a probe as root). */
@@ -136,7 +152,7 @@ final class PodmanKubePlay implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         played = true;
-        Result r = podman("kube", "play", "--network", "none", yaml.toString());
+        Result r = podman("kube", "play", "--network", network, yaml.toString());
         if (r.exitCode() != 0) {
             throw new IllegalStateException("podman kube play failed (" + r.exitCode() + "): " + r.stderr()
                     + "\n" + r.stdout() + "\n--- pod.yaml\n" + Serialization.asYaml(pod));
