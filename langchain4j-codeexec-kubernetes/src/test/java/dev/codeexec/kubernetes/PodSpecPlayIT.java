@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.math.BigDecimal;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -80,11 +81,13 @@ class PodSpecPlayIT {
     @Test
     void should_not_raise_privileges_through_a_setuid_binary_when_escalation_is_not_allowed() {
         // su is setuid root in the image; it waits for a password on the FIFO while the probe reads its ids.
-        String probe = "mkfifo /tmp/pw; /usr/bin/su root -c true </tmp/pw >/dev/null 2>&1 & p=$!; exec 3>/tmp/pw; "
-                + "i=0; while [ \"$(sed -n 's/^Name:\\t//p' /proc/$p/status)\" != su ] && [ $i -lt 600 ]; do "
-                + "sleep 0.1; i=$((i+1)); done; grep '^Uid:' /proc/$p/status; grep '^NoNewPrivs:' /proc/self/status; "
-                + "exec 3>&-; wait $p; rm -f /tmp/pw; python3 -c 'import os\ntry:\n os.setuid(0)\nexcept OSError as e:\n"
-                + " print(\"setuid\", e.errno)'";
+        String probe = "mkfifo /tmp/pw; /usr/bin/su root -c true </tmp/pw >/dev/null 2>&1 & p=$!; "
+                + "exec 3>/tmp/pw; i=0; "
+                + "while [ \"$(sed -n 's/^Name:\\t//p' /proc/$p/status)\" != su ] && [ $i -lt 600 ]; do "
+                + "sleep 0.1; i=$((i+1)); done; "
+                + "grep '^Uid:' /proc/$p/status; grep '^NoNewPrivs:' /proc/self/status; "
+                + "exec 3>&-; wait $p; rm -f /tmp/pw; "
+                + "python3 -c 'import os\ntry:\n os.setuid(0)\nexcept OSError as e:\n print(\"setuid\", e.errno)'";
         String uid = uid();
 
         assertThat(hardened.exec(probe).stdout()).contains("Uid:\t" + uid + "\t" + uid + "\t" + uid + "\t" + uid)
@@ -127,7 +130,8 @@ class PodSpecPlayIT {
         assertThat(r.exitCode()).isEqualTo(137);
         assertThat(r.stdout()).doesNotContain("survived");
         assertThat(hardened.exec("cat /sys/fs/cgroup/memory.max 2>/dev/null "
-                + "|| cat /sys/fs/cgroup/memory/memory.limit_in_bytes").stdout().strip()).isEqualTo(Long.toString(limit));
+                + "|| cat /sys/fs/cgroup/memory/memory.limit_in_bytes").stdout().strip())
+                .isEqualTo(Long.toString(limit));
         assertThat(hardened.exec("echo still-here").stdout()).as("the pod lives on").isEqualTo("still-here\n");
 
         try (PodmanKubePlay control = PodmanKubePlay.play(variant(p -> container(p).getResources().getLimits()
@@ -148,6 +152,16 @@ class PodSpecPlayIT {
             assertThat(control.exec(probe).stdout().strip()).as("control: without the cpu limit")
                     .isIn("-1", "max 100000");
         }
+    }
+
+    @Test
+    void should_keep_its_first_process_when_a_run_signals_it() {
+        // The same signals reach an ordinary process of the pod (the control): only PID 1 shrugs them off.
+        PodmanKubePlay.Result r = hardened.exec("kill -TERM 1; kill -KILL 1; sleep 60 & s=$!; kill -KILL $s; "
+                + "wait $s; echo \"sleep $?\"; tr '\\0' ' ' </proc/1/cmdline");
+
+        assertThat(r.stdout()).contains("sleep 137").contains("while :");
+        assertThat(hardened.exec("echo still-here").stdout()).isEqualTo("still-here\n");
     }
 
     @Test
@@ -179,30 +193,16 @@ class PodSpecPlayIT {
         }
     }
 
-    /** The pod under test: the library's generated workspace pod. */
+    /**
+     * The pod under test: the library's generated workspace pod, from a template with every hardening default and a
+     * small memory limit (the hog allocates twice the limit). The engine's labels are those of a real workspace.
+     */
     static Pod generated() {
+        PodTemplate template = PodTemplate.builder().image("python:3.12-slim").memory("128Mi", "256Mi")
+                .cpu("250m", "500m").build();
         String name = "codeexec-spec-" + UUID.randomUUID().toString().substring(0, 8);
-        return new PodBuilder().withNewMetadata().withName(name).endMetadata()
-                .withNewSpec().withRestartPolicy("Never").withAutomountServiceAccountToken(false)
-                .withEnableServiceLinks(false)
-                .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(PodLayout.DEFAULT_UID)
-                .withRunAsGroup(PodLayout.DEFAULT_UID).withFsGroup(PodLayout.DEFAULT_UID)
-                .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
-                .addNewContainer().withName(PodLayout.CONTAINER).withImage("python:3.12-slim")
-                .withCommand("sleep", "infinity")
-                .withNewSecurityContext().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
-                .withPrivileged(false).withNewCapabilities().withDrop("ALL").endCapabilities().endSecurityContext()
-                .withNewResources().addToLimits("memory", new Quantity("256Mi")).addToLimits("cpu", new Quantity("500m"))
-                .addToRequests("memory", new Quantity("256Mi")).addToRequests("cpu", new Quantity("500m"))
-                .endResources()
-                .addNewVolumeMount().withName("workspace").withMountPath(PodLayout.VOLUME).endVolumeMount()
-                .addNewVolumeMount().withName("tmp").withMountPath(PodLayout.TMP).endVolumeMount()
-                .endContainer()
-                .addNewVolume().withName("workspace").withNewEmptyDir().withSizeLimit(new Quantity("512Mi"))
-                .endEmptyDir().endVolume()
-                .addNewVolume().withName("tmp").withNewEmptyDir().withSizeLimit(new Quantity("64Mi"))
-                .endEmptyDir().endVolume()
-                .endSpec().build();
+        return PodSpecs.workspacePod(template, name, PodLabels.of("spec-play", name, System.currentTimeMillis()),
+                List.of());
     }
 
     /** The generated pod with one change: a positive control. */

@@ -28,12 +28,12 @@ import java.util.stream.Stream;
  * all): tests here cannot prove those; see docs/kubernetes.md.
  *
  * <p>Two adaptations, made on a copy, never on the caller's pod: every container's image becomes the locally loaded
- * test image ({@value #IMAGE}, copied from Docker by {@code scripts/test}), and since that image has no {@code PATH}
- * nor default command, a relative {@code command[0]} is resolved to {@code /usr/bin} or {@code /bin} and {@code PATH}
- * is set when the spec does not set it. The host's rlimit quirk (runc cannot raise nofile/nproc to the host's hard
- * limits on some hosts) is met with a {@code containers.conf} of lower default rlimits passed through
- * {@code CONTAINERS_CONF}: the one {@code scripts/test} wrote ({@code CODEEXEC_PODMAN_CONF}) or one of this class's
- * own in its temporary folder.
+ * test image ({@value #IMAGE}, copied from Docker by {@code scripts/test}, never pulled), and since that image has
+ * no {@code PATH} nor default command, a relative {@code command[0]} is resolved to {@code /usr/bin} or
+ * {@code /bin} and {@code PATH} is set when the spec does not set it. The host's rlimit quirk (runc cannot raise
+ * nofile/nproc to the host's hard limits on some hosts) is met with a {@code containers.conf} of lower default
+ * rlimits passed through {@code CONTAINERS_CONF}: the one {@code scripts/test} wrote ({@code CODEEXEC_PODMAN_CONF})
+ * or one of this class's own in its temporary folder.
  *
  * <p>Not thread-safe: one test thread plays, execs and closes. {@link #close()} always takes the pod down and
  * deletes the temporary folder, also after a failed play.
@@ -184,6 +184,7 @@ final class PodmanKubePlay implements AutoCloseable {
         Pod pod = new PodBuilder(original).build();
         for (Container c : pod.getSpec().getContainers()) {
             c.setImage(IMAGE);
+            c.setImagePullPolicy("Never");
             List<String> command = c.getCommand();
             if (command == null || command.isEmpty()) {
                 c.setCommand(List.of("/bin/sleep", "infinity"));
