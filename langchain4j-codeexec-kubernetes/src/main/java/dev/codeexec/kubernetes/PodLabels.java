@@ -24,6 +24,8 @@ final class PodLabels {
     static final String ENGINE = PREFIX + "engine";
     static final String WORKSPACE = PREFIX + "workspace";
     static final String CREATED = PREFIX + "created";
+    /** A hash of the pod spec and NetworkPolicy: pods of one template, whichever engine made them. */
+    static final String TEMPLATE = PREFIX + "template";
     /** The workspace label of a pooled pod. */
     static final String POOL = "pool";
     /** Annotation: the creating host. */
@@ -39,6 +41,33 @@ final class PodLabels {
         m.put(WORKSPACE, workspace);
         m.put(CREATED, Long.toString(createdMillis));
         return m;
+    }
+
+    /**
+     * A label value standing for a workspace id: at most 63 characters of {@code [A-Za-z0-9._-]}, starting and ending
+     * with a letter or digit. Readable, not injective: the engine maps workspaces to pods by name, not by label.
+     */
+    static String value(String workspaceId) {
+        String s = workspaceId == null ? "" : workspaceId.replaceAll("[^A-Za-z0-9._-]", "_");
+        if (s.length() > 63) {
+            s = s.substring(0, 63);
+        }
+        s = s.replaceAll("^[^A-Za-z0-9]+", "").replaceAll("[^A-Za-z0-9]+$", "");
+        return s.isEmpty() || POOL.equals(s) ? "ws" : s;
+    }
+
+    /** When a pod was created: its {@link #CREATED} label, or its creation timestamp. */
+    static long created(io.fabric8.kubernetes.api.model.Pod p) {
+        String label = p.getMetadata().getLabels() == null ? null : p.getMetadata().getLabels().get(CREATED);
+        try {
+            if (label != null) {
+                return Long.parseLong(label);
+            }
+        } catch (NumberFormatException e) {
+            // fall through to the timestamp
+        }
+        String ts = p.getMetadata().getCreationTimestamp();
+        return ts == null ? Long.MAX_VALUE : java.time.Instant.parse(ts).toEpochMilli();
     }
 
     /** The labels that select the pods of one engine. */

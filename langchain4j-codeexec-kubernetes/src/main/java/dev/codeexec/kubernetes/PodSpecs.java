@@ -86,7 +86,7 @@ final class PodSpecs {
                 .withDnsPolicy("None")
                 .withNewDnsConfig().withNameservers(NO_NAMESERVER).endDnsConfig()
                 .withRuntimeClassName(t.runtimeClassName())
-                .withNodeSelector(t.nodeSelector().isEmpty() ? null : new LinkedHashMap<>(t.nodeSelector()))
+                .withNodeSelector(new LinkedHashMap<>(t.nodeSelector()))
                 .withTolerations(new ArrayList<>(t.tolerations()))
                 .withImagePullSecrets(t.imagePullSecrets().stream().map(LocalObjectReference::new).toList())
                 .withNewSecurityContext()

@@ -31,10 +31,6 @@ public final class PodTemplate {
     /** The {@code PATH} of a workspace container unless {@link Builder#env} sets another. */
     public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-    private static final Pattern LABEL_NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
-    private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
-    private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
-    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");
     private static final Set<String> PULL_POLICIES = Set.of("Always", "IfNotPresent", "Never");
     /** Variables the engine sets itself: the workspace as home, the proxy's address. */
     private static final Set<String> RESERVED_ENV = Set.of("HOME", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
@@ -79,7 +75,7 @@ public final class PodTemplate {
 
     private PodTemplate(Builder b) {
         this.namespace = b.namespace;
-        if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
+        if (namespace != null && !PodTemplateChecks.DNS_LABEL.matcher(namespace).matches()) {
             throw new InvalidSpecException("namespace '" + namespace + "' is not a valid namespace name");
         }
         if (b.image == null || b.image.isBlank()) {
@@ -95,33 +91,33 @@ public final class PodTemplate {
         }
         this.imagePullPolicy = b.imagePullPolicy;
         this.imagePullSecrets = List.copyOf(b.imagePullSecrets);
-        imagePullSecrets.forEach(s -> requireName("imagePullSecrets", s));
+        imagePullSecrets.forEach(s -> PodTemplateChecks.requireName("imagePullSecrets", s));
         this.uid = b.uid == null ? PodLayout.DEFAULT_UID : b.uid;
         this.gid = b.gid == null ? uid : b.gid;
         if (uid <= 0 || gid <= 0) {
             throw new InvalidSpecException("user (" + uid + ":" + gid + ") must be positive ids: a workspace never "
                     + "runs as root");
         }
-        this.limits = resources("limit", b.cpuLimit, "1", b.memoryLimit, "1Gi", b.ephemeralLimit, "2Gi");
-        this.requests = resources("request", b.cpuRequest, "250m", b.memoryRequest, "256Mi", b.ephemeralRequest,
+        this.limits = PodTemplateChecks.resources("limit", b.cpuLimit, "1", b.memoryLimit, "1Gi", b.ephemeralLimit, "2Gi");
+        this.requests = PodTemplateChecks.resources("request", b.cpuRequest, "250m", b.memoryRequest, "256Mi", b.ephemeralRequest,
                 "256Mi");
         for (String r : limits.keySet()) {
-            if (amount(requests.get(r)).compareTo(amount(limits.get(r))) > 0) {
+            if (PodTemplateChecks.amount(requests.get(r)).compareTo(PodTemplateChecks.amount(limits.get(r))) > 0) {
                 throw new InvalidSpecException(r + " request (" + requests.get(r) + ") must not exceed its limit ("
                         + limits.get(r) + ")");
             }
         }
-        this.workspaceSize = quantity("workspaceSizeLimit", b.workspaceSize, "512Mi");
-        this.tmpSize = quantity("tmpSizeLimit", b.tmpSize, "64Mi");
+        this.workspaceSize = PodTemplateChecks.quantity("workspaceSizeLimit", b.workspaceSize, "512Mi");
+        this.tmpSize = PodTemplateChecks.quantity("tmpSizeLimit", b.tmpSize, "64Mi");
         this.runtimeClassName = b.runtimeClassName;
         if (runtimeClassName != null) {
-            requireName("runtimeClassName", runtimeClassName);
+            PodTemplateChecks.requireName("runtimeClassName", runtimeClassName);
         }
-        this.nodeSelector = labels("nodeSelector", b.nodeSelector, false);
+        this.nodeSelector = PodTemplateChecks.labels("nodeSelector", b.nodeSelector, false);
         this.tolerations = List.copyOf(b.tolerations);
-        this.labels = labels("labels", b.labels, true);
+        this.labels = PodTemplateChecks.labels("labels", b.labels, true);
         this.annotations = Map.copyOf(b.annotations);
-        annotations.keySet().forEach(k -> labelKey("annotations", k, true));
+        annotations.keySet().forEach(k -> PodTemplateChecks.labelKey("annotations", k, true));
         this.activeDeadline = b.activeDeadline == null ? Duration.ofHours(12) : b.activeDeadline;
         if (activeDeadline.toSeconds() < 1) {
             throw new InvalidSpecException("activeDeadline (" + activeDeadline + ") must be at least one second");
@@ -129,7 +125,7 @@ public final class PodTemplate {
         Map<String, String> e = new LinkedHashMap<>();
         e.put("PATH", DEFAULT_PATH);
         b.env.forEach((k, v) -> {
-            if (!ENV_NAME.matcher(k).matches() || RESERVED_ENV.contains(k)) {
+            if (!PodTemplateChecks.ENV_NAME.matcher(k).matches() || RESERVED_ENV.contains(k)) {
                 throw new InvalidSpecException("env '" + k + "' cannot be set: " + (RESERVED_ENV.contains(k)
                         ? "the engine sets it" : "not a variable name"));
             }
@@ -137,62 +133,6 @@ public final class PodTemplate {
         });
         this.env = java.util.Collections.unmodifiableMap(e);
         this.egressProxy = b.egressProxy;
-    }
-
-    private static void requireName(String what, String name) {
-        if (name == null || !DNS_SUBDOMAIN.matcher(name).matches()) {
-            throw new InvalidSpecException(what + " '" + name + "' is not a valid object name");
-        }
-    }
-
-    private static Map<String, Quantity> resources(String kind, String cpu, String cpuDefault, String memory,
-                                                   String memoryDefault, String ephemeral, String ephemeralDefault) {
-        Map<String, Quantity> m = new LinkedHashMap<>();
-        m.put("cpu", quantity("cpu " + kind, cpu, cpuDefault));
-        m.put("memory", quantity("memory " + kind, memory, memoryDefault));
-        m.put("ephemeral-storage", quantity("ephemeral-storage " + kind, ephemeral, ephemeralDefault));
-        return java.util.Collections.unmodifiableMap(m);
-    }
-
-    private static Quantity quantity(String what, String value, String fallback) {
-        Quantity q = new Quantity(value == null ? fallback : value);
-        BigDecimal amount;
-        try {
-            amount = amount(q);
-        } catch (RuntimeException e) {
-            throw new InvalidSpecException(what + " '" + value + "' is not a quantity (like 500m, 1Gi)");
-        }
-        if (amount.signum() <= 0) {
-            throw new InvalidSpecException(what + " (" + value + ") must be positive");
-        }
-        return q;
-    }
-
-    private static BigDecimal amount(Quantity q) {
-        return q.getNumericalAmount();
-    }
-
-    private static Map<String, String> labels(String what, Map<String, String> in, boolean refuseOurs) {
-        in.forEach((k, v) -> {
-            labelKey(what, k, refuseOurs);
-            if (v == null || !(v.isEmpty() || LABEL_NAME.matcher(v).matches())) {
-                throw new InvalidSpecException(what + " value '" + v + "' of '" + k + "' is not a valid label value");
-            }
-        });
-        return Map.copyOf(in);
-    }
-
-    private static void labelKey(String what, String key, boolean refuseOurs) {
-        int slash = key.lastIndexOf('/');
-        String prefix = slash < 0 ? null : key.substring(0, slash);
-        String name = key.substring(slash + 1);
-        if ((prefix != null && !DNS_SUBDOMAIN.matcher(prefix).matches()) || !LABEL_NAME.matcher(name).matches()) {
-            throw new InvalidSpecException(what + " key '" + key + "' is not a valid key");
-        }
-        if (refuseOurs && PodLabels.PREFIX.equals(prefix + "/")) {
-            throw new InvalidSpecException(what + " key '" + key + "' uses the engine's own prefix "
-                    + PodLabels.PREFIX);
-        }
     }
 
     /** A builder with every setting at its default; only {@link Builder#image} must be set. */
@@ -468,7 +408,7 @@ public final class PodTemplate {
          *                         {@code [fd00::20]:3128}; an address, not a name, since the pods have no DNS
          */
         public Builder egressProxy(String clusterIpAndPort) {
-            this.egressProxy = clusterIpAndPort == null ? null : parseProxy(clusterIpAndPort);
+            this.egressProxy = clusterIpAndPort == null ? null : PodTemplateChecks.parseProxy(clusterIpAndPort);
             return this;
         }
 
@@ -488,36 +428,12 @@ public final class PodTemplate {
                 throw new InvalidSpecException("egressProxyPods needs labels and a port in 1..65535 (got "
                         + podLabels + ", " + targetPort + ")");
             }
-            if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
+            if (namespace != null && !PodTemplateChecks.DNS_LABEL.matcher(namespace).matches()) {
                 throw new InvalidSpecException("egressProxyPods namespace '" + namespace + "' is not a valid name");
             }
             this.egressProxy = new EgressProxy(egressProxy.host(), egressProxy.port(),
-                    PodTemplate.labels("egressProxyPods", podLabels, false), namespace, targetPort);
+                    PodTemplateChecks.labels("egressProxyPods", podLabels, false), namespace, targetPort);
             return this;
-        }
-
-        private static EgressProxy parseProxy(String s) {
-            int colon = s.lastIndexOf(':');
-            String host = colon < 0 ? "" : s.substring(0, colon);
-            if (host.startsWith("[") && host.endsWith("]")) {
-                host = host.substring(1, host.length() - 1);
-            }
-            int port;
-            try {
-                port = Integer.parseInt(s.substring(colon + 1));
-            } catch (NumberFormatException e) {
-                port = -1;
-            }
-            boolean ipv4 = host.matches("(\\d{1,3}\\.){3}\\d{1,3}");
-            boolean ipv6 = host.matches("[0-9A-Fa-f:]+") && host.contains(":");
-            if (colon < 0 || port < 1 || port > 65535 || !(ipv4 || ipv6)) {
-                throw new InvalidSpecException("egressProxy '" + s + "' must be an IP address and port "
-                        + "(the proxy Service's ClusterIP, like 10.96.0.20:3128): the pods have no DNS");
-            }
-            if (ipv4 && java.util.Arrays.stream(host.split("\\.")).anyMatch(o -> Integer.parseInt(o) > 255)) {
-                throw new InvalidSpecException("egressProxy '" + s + "' is not an IPv4 address");
-            }
-            return new EgressProxy(host, port, Map.of(), null, port);
         }
 
         /** A validated, immutable template. @throws InvalidSpecException naming the first bad setting */
