@@ -110,3 +110,29 @@ provision_docker() {
   fi
   docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1
 }
+
+# Spec-level tests of the Kubernetes backend: `podman kube play` runs a generated pod spec for real, no cluster needed.
+# Podman and catatonit (kube play's pause image needs it), the Docker test image copied into podman's store, and a
+# containers.conf with lower default rlimits: podman asks runc for nofile/nproc up to the host's hard limits, which some
+# hosts refuse to raise even for root ("error setting rlimit ... operation not permitted"). The file is not written to
+# /etc; the tests pass it to podman through CONTAINERS_CONF (CODEEXEC_PODMAN_CONF names another one).
+export CODEEXEC_PODMAN_CONF=${CODEEXEC_PODMAN_CONF:-${TMPDIR:-/tmp}/codeexec-podman-containers.conf}
+provision_podman() {
+  apt_install podman catatonit || true
+  command -v podman >/dev/null 2>&1 || { note "no podman: the pod spec tests under podman kube play cannot run"; return 1; }
+  if [ ! -f "$CODEEXEC_PODMAN_CONF" ]; then
+    printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n' >"$CODEEXEC_PODMAN_CONF"
+    echo "provision: wrote $CODEEXEC_PODMAN_CONF (lower default rlimits for podman's containers)"
+  fi
+  if ! podman image exists "localhost/$CODEEXEC_TEST_IMAGE" 2>/dev/null; then
+    if docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1; then
+      echo "provision: copying $CODEEXEC_TEST_IMAGE from Docker into podman"
+      docker save "$CODEEXEC_TEST_IMAGE" | podman load -q >/dev/null \
+        || { note "podman load of $CODEEXEC_TEST_IMAGE failed: the pod spec tests cannot run"; return 1; }
+    else
+      note "no Docker image $CODEEXEC_TEST_IMAGE to copy into podman: the pod spec tests cannot run"
+      return 1
+    fi
+  fi
+  podman image exists "localhost/$CODEEXEC_TEST_IMAGE"
+}

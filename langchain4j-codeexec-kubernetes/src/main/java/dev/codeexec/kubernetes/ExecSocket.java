@@ -158,8 +158,7 @@ final class ExecSocket {
             f.cancel(true);
             throw new BackendUnavailableException("interrupted while starting a command in pod " + what, e);
         } catch (TimeoutException e) {
-            f.cancel(true);
-            f.thenAccept(ws -> ws.sendClose(1000, "timeout"));
+            f.thenAccept(ws -> ws.sendClose(1000, "timeout")); // an upgrade that completes late is closed
             throw new BackendUnavailableException("the API server did not open an exec in pod " + what + " within "
                     + timeout.toMillis() + " ms", e);
         } catch (ExecutionException e) {

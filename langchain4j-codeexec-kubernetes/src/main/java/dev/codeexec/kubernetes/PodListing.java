@@ -27,7 +27,7 @@ final class PodListing {
     }
 
     /** Passes each record to the visitor until the end of the stream, or until the visitor returns false. */
-    static void read(InputStream in, PodFilesVisitor visitor) throws IOException {
+    static void read(InputStream in, Visitor visitor) throws IOException {
         ByteArrayOutputStream record = new ByteArrayOutputStream();
         byte[] buf = new byte[16 << 10];
         int n;
@@ -60,7 +60,7 @@ final class PodListing {
 
     /** Receives the entries of a listing; the same as {@code RemoteWorkspaceFiles.ListVisitor}. */
     @FunctionalInterface
-    interface PodFilesVisitor {
+    interface Visitor {
         boolean entry(String rel, RemoteEntry entry);
     }
 

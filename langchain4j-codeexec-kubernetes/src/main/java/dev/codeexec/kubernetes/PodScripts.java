@@ -1,9 +1,11 @@
 package dev.codeexec.kubernetes;
 
 import dev.codeexec.spi.ContainerShell;
+import dev.codeexec.spi.RunListing;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The fixed shell scripts the Kubernetes backend runs in a workspace pod, and how a run's process tree is found there.
@@ -203,5 +205,35 @@ final class PodScripts {
         argv.addAll(List.of("sh", "-c", BOOT, "sh"));
         argv.addAll(wrapperArgs);
         return argv;
+    }
+
+    /**
+     * The argv of a run, from its parts, in {@link ContainerShell#run}'s order.
+     *
+     * @param reaper      the pod's launcher ({@link PodExec#probeReaper})
+     * @param controlDir  the run's control folder, under {@link PodLayout#CONTROL}
+     * @param runDir      the run's folder in the pod (absolute)
+     * @param cwd         the program's working directory in the pod
+     * @param ulimits     {@code "t n f"}: CPU seconds, open files, file size in 512-byte blocks, each {@code -} for none
+     * @param memoryBytes the memory limit named in the out-of-memory note
+     * @param listing     the folders listed after the program, or null
+     * @param environment the program's whole environment
+     * @param command     the program and its arguments
+     */
+    static List<String> runArgv(Reaper reaper, String controlDir, String runDir, String cwd, String ulimits,
+                                long memoryBytes, RunListing listing, Map<String, String> environment,
+                                List<String> command) {
+        List<String> a = new ArrayList<>(List.of(controlDir, runDir, STDIN_RAW, cwd, ulimits,
+                Long.toString(memoryBytes)));
+        if (listing == null) {
+            a.addAll(List.of("-", "-", "-", "-", "-"));
+        } else {
+            a.addAll(listing.arguments());
+            a.add(PodLayout.ROOT);
+        }
+        a.addAll(List.of("env", "-i"));
+        environment.forEach((k, v) -> a.add(k + "=" + v));
+        a.addAll(command);
+        return runArgv(reaper, a);
     }
 }

@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +47,10 @@ class PodScriptsTest {
         assertThat(argv.subList(7, argv.size())).isEqualTo(args);
         assertThat(PodExecChannel.argvFor(ExecSocket.Protocol.V4, argv).get(9)).isEqualTo(PodScripts.STDIN_FRAMED);
         assertThat(PodScripts.runArgv(PodScripts.Reaper.NONE, args).get(0)).isEqualTo("sh");
+        List<String> built = PodScripts.runArgv(PodScripts.Reaper.PYTHON, "/c", "/r", "/", "- - -", 0, null,
+                Map.of("K", "$(reboot)"), List.of("prog", "a b"));
+        assertThat(built.subList(7, built.size())).containsExactly("/c", "/r", PodScripts.STDIN_RAW, "/", "- - -",
+                "0", "-", "-", "-", "-", "-", "env", "-i", "K=$(reboot)", "prog", "a b");
     }
 
     private record Outcome(int code, String out) {
