@@ -1,6 +1,5 @@
 package dev.codeexec.kubernetes;
 
-import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.PolicyViolationException;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
@@ -9,7 +8,6 @@ import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.SafeNames;
 import dev.codeexec.workspace.WorkspaceLayout;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,9 +28,6 @@ import org.slf4j.LoggerFactory;
 final class KubernetesWorkspaces implements WorkspaceManager {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesWorkspaces.class);
-
-    /** How long making the layout and probing the launcher may take in a new pod. */
-    static final Duration SETUP_TIMEOUT = Duration.ofSeconds(60);
 
     /**
      * A live workspace's pod.
@@ -86,8 +81,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
                         + PodLayout.CONTAINER + "' (it has '" + claim.container() + "'): the engine runs programs in "
                         + "the layout of its own pod spec; make the SandboxTemplate from it (see docs/kubernetes.md)");
             }
-            makeLayout(pod);
-            PodScripts.Reaper reaper = exec.probeReaper(pod);
+            PodScripts.Reaper reaper = exec.prepare(pod, layout());
             if (reaper == PodScripts.Reaper.NONE) {
                 LOG.warn("workspace {}: the image of pod {} has neither python3 nor perl; a daemon that detaches from "
                         + "a run's process tree outlives the run's kill", id, pod);
@@ -101,17 +95,13 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         return new Workspace(id, PodLayout.ROOT);
     }
 
-    /** The workspace layout and the runs' control folder, owned by the pod's user (the execs run as it). */
-    private void makeLayout(String pod) {
-        List<String> argv = new ArrayList<>(List.of("mkdir", "-p", "--", PodLayout.ROOT, PodLayout.CONTROL));
+    /** The workspace layout and the runs' control folder, made by the pod's user (the execs run as it). */
+    private static List<String> layout() {
+        List<String> dirs = new ArrayList<>(List.of(PodLayout.ROOT, PodLayout.CONTROL));
         for (String d : WorkspaceLayout.DIRECTORIES) {
-            argv.add(PodLayout.ROOT + "/" + d);
+            dirs.add(PodLayout.ROOT + "/" + d);
         }
-        PodCommands.Result r = exec.run(pod, argv, null, null, SETUP_TIMEOUT);
-        if (r.exitCode() != 0) {
-            throw new BackendUnavailableException("could not make the workspace layout in pod " + pod + " (is "
-                    + PodLayout.VOLUME + " a writable volume of the pod's user?): " + r.stderr().strip());
-        }
+        return dirs;
     }
 
     /**

@@ -226,8 +226,22 @@ final class PodExec implements PodCommands {
      * double-fork can then escape a run's kill).
      */
     PodScripts.Reaper probeReaper(String pod) {
+        return prepare(pod, List.of());
+    }
+
+    /**
+     * Prepares a new workspace pod in one exec: makes {@code dirs} (the workspace layout), then finds which
+     * {@link PodScripts.Reaper} the pod has ({@link PodScripts#PROBE}).
+     *
+     * @throws BackendUnavailableException when the directories cannot be made or the probe fails
+     */
+    PodScripts.Reaper prepare(String pod, List<String> dirs) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        Result r = run(pod, PodScripts.probeArgv(), null, out, OPEN_TIMEOUT);
+        Result r = run(pod, PodScripts.probeArgv(dirs), null, out, OPEN_TIMEOUT);
+        if (r.exitCode() == 125) {
+            throw new BackendUnavailableException("could not make the workspace layout in pod " + pod + " (is "
+                    + PodLayout.VOLUME + " a volume the pod's user may write?): " + r.stderr().strip());
+        }
         if (r.exitCode() != 0) {
             throw new BackendUnavailableException("the subreaper probe failed in pod " + pod + " (exit "
                     + r.exitCode() + "): " + r.stderr());

@@ -65,19 +65,11 @@ final class PodRuns {
                      String cwd, String runDir, Map<String, String> env, int outputCap, RunListing listing) {
         requireLimits(limits);
         String control = PodLayout.CONTROL + "/" + UUID.randomUUID();
-        List<String> args = new ArrayList<>(List.of(control, PodLayout.ROOT + "/" + runDir, PodScripts.STDIN_RAW, cwd,
-                ContainerShell.ulimits(limits), Long.toString(podMemoryBytes)));
-        if (listing == null) {
-            args.addAll(List.of("-", "-", "-", "-", "-"));
-        } else {
-            args.addAll(listing.arguments());
-            args.add(PodLayout.ROOT);
-        }
-        args.addAll(List.of("env", "-i"));
-        env.forEach((k, v) -> args.add(k + "=" + v));
-        args.add(spec.cmd());
-        args.addAll(spec.args());
-        List<String> argv = PodScripts.runArgv(pod.reaper(), args);
+        List<String> command = new ArrayList<>();
+        command.add(spec.cmd());
+        command.addAll(spec.args());
+        List<String> argv = PodScripts.runArgv(pod.reaper(), control, PodLayout.ROOT + "/" + runDir, cwd,
+                ContainerShell.ulimits(limits), podMemoryBytes, listing, env, command);
         PodExecChannel channel = new PodExecChannel(exec, pod.pod(), control, listing);
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap,
                 spec.outputListener());

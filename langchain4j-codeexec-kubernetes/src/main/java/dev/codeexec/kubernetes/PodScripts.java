@@ -57,17 +57,24 @@ final class PodScripts {
     }
 
     /**
-     * {@code sh -c PROBE sh}: prints {@code python}, {@code perl} or {@code none}: the first {@link Reaper} that
-     * works in this pod, tried for real (it must make a shell a subreaper and exec it).
+     * {@code sh -c PROBE sh <python code> <perl code> <dir>...}: makes the directories (the workspace layout; exit
+     * 125 when it cannot), then prints {@code perl}, {@code python} or {@code none}: the first {@link Reaper} that works
+     * in this pod, tried for real (it must make a shell a subreaper and exec it). perl first: it starts in a few
+     * milliseconds where python3 takes tens, and every run pays the launcher's start. One exec prepares a new pod.
      */
     static final String PROBE = ""
-            + "if python3 -c \"$1\" sh -c 'exit 0' >/dev/null 2>&1; then echo python; "
-            + "elif perl -e \"$2\" sh -c 'exit 0' >/dev/null 2>&1; then echo perl; "
+            + "p=$1; q=$2; shift 2\n"
+            + "[ $# -eq 0 ] || mkdir -p -- \"$@\" || exit 125\n"
+            + "if perl -e \"$q\" sh -c 'exit 0' >/dev/null 2>&1; then echo perl; "
+            + "elif python3 -c \"$p\" sh -c 'exit 0' >/dev/null 2>&1; then echo python; "
             + "else echo none; fi\n";
 
-    /** The probe's argv. */
-    static List<String> probeArgv() {
-        return List.of("sh", "-c", PROBE, "sh", Reaper.PYTHON.launcher.get(2), Reaper.PERL.launcher.get(2));
+    /** The probe's argv, making {@code dirs} first. */
+    static List<String> probeArgv(List<String> dirs) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", PROBE, "sh", Reaper.PYTHON.launcher.get(2),
+                Reaper.PERL.launcher.get(2)));
+        argv.addAll(dirs);
+        return argv;
     }
 
     /** The reaper a probe's output names. */

@@ -77,7 +77,7 @@ class PodExecFakeClusterTest {
         assertThat(r.exitCode()).isEqualTo(4);
         assertThat(r.stderr()).isEqualTo("err\n");
         assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("in\n");
-        assertThat(exec.probeReaper("p1")).isEqualTo(PodScripts.Reaper.PYTHON);
+        assertThat(exec.probeReaper("p1")).isEqualTo(PodScripts.Reaper.PERL);
     }
 
     @Test

@@ -132,7 +132,7 @@ class PodExecTest {
 
     @Test
     void should_report_which_subreaper_launcher_the_pod_has() {
-        assertThat(server.podExec().probeReaper("p")).isEqualTo(PodScripts.Reaper.PYTHON);
+        assertThat(server.podExec().probeReaper("p")).isEqualTo(PodScripts.Reaper.PERL);
     }
 
     private static ByteArrayInputStream in(String s) {
