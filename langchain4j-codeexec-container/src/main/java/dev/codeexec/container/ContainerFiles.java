@@ -1,5 +1,6 @@
 package dev.codeexec.container;
 
+import dev.codeexec.spi.ContainerShell;
 import static dev.codeexec.workspace.spi.RelativePaths.join;
 
 import com.github.dockerjava.transport.DockerHttpClient;
@@ -145,16 +146,6 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
         }
     }
 
-    /** Deletes {@code $1} without following links, making read-only directories inside it writable first. */
-    private static final String DELETE = ""
-            + "if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then\n"
-            + "  find \"$1\" -type d ! -perm -u+w -exec chmod u+w {} + 2>/dev/null\n"
-            + "fi\n"
-            + "rm -rf -- \"$1\"\n";
-
-    /** Replaces {@code $2} by {@code $1} (a sibling): deletes what was at {@code $2}, then renames. */
-    private static final String REPLACE = DELETE.replace("$1", "$2")
-            + "mv -f -T -- \"$1\" \"$2\"\n";
 
     @Override
     protected void makeDirs(String dir, List<String> names, String asked) {
@@ -198,7 +189,7 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
 
     @Override
     protected void remove(String target, String asked) {
-        helper("delete '" + asked + "'", "sh", "-c", DELETE, "sh", abs(target));
+        helper("delete '" + asked + "'", "sh", "-c", ContainerShell.DELETE, "sh", abs(target));
     }
 
     @Override
@@ -228,11 +219,11 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
             }
         }, "import into '" + to + "'");
         try {
-            helper("import into '" + to + "'", "sh", "-c", REPLACE, "sh", abs(join(parent, stage)),
+            helper("import into '" + to + "'", "sh", "-c", ContainerShell.REPLACE, "sh", abs(join(parent, stage)),
                     abs(target));
         } catch (RuntimeException e) {
             try {
-                helper("remove a staged import", "sh", "-c", DELETE, "sh", abs(join(parent, stage)));
+                helper("remove a staged import", "sh", "-c", ContainerShell.DELETE, "sh", abs(join(parent, stage)));
             } catch (RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }

@@ -1,5 +1,6 @@
 package dev.codeexec.kubernetes;
 
+import dev.codeexec.spi.ContainerShell;
 import static dev.codeexec.workspace.spi.RelativePaths.join;
 
 import dev.codeexec.engine.CodeExecException;
@@ -94,15 +95,6 @@ final class PodFiles extends RemoteWorkspaceFiles {
             + "printf '%s\\n' \"$s\"\n"
             + "if [ \"$3\" -gt 0 ]; then tail -c +\"$(($2 + 1))\" -- \"$1\" | head -c \"$3\"; fi\n";
 
-    /** Deletes {@code $1} without following links, making read-only directories inside it writable first. */
-    static final String DELETE = ""
-            + "if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then\n"
-            + "  find \"$1\" -type d ! -perm -u+w -exec chmod u+w {} + 2>/dev/null\n"
-            + "fi\n"
-            + "rm -rf -- \"$1\"\n";
-
-    /** Replaces {@code $2} by its sibling {@code $1}: deletes what was at {@code $2}, then renames. */
-    static final String REPLACE = DELETE.replace("$1", "$2") + "mv -f -T -- \"$1\" \"$2\"\n";
 
     /** Lists the tree below {@code $1}, pre-order, one NUL-terminated record per entry, links not followed. */
     static final List<String> LIST = List.of("find", "-P");
@@ -348,7 +340,7 @@ final class PodFiles extends RemoteWorkspaceFiles {
 
     @Override
     protected void remove(String target, String asked) {
-        helper("delete '" + asked + "'", script(DELETE, abs(target)).toArray(String[]::new));
+        helper("delete '" + asked + "'", script(ContainerShell.DELETE, abs(target)).toArray(String[]::new));
     }
 
     @Override
@@ -379,9 +371,10 @@ final class PodFiles extends RemoteWorkspaceFiles {
                             + e.getClass().getSimpleName() + ")", e);
                 }
             }, what);
-            helper(what, script(REPLACE, abs(join(parent, stage)), abs(target)).toArray(String[]::new));
+            helper(what, script(ContainerShell.REPLACE, abs(join(parent, stage)), abs(target)).toArray(String[]::new));
         } catch (RuntimeException e) {
-            cleanUp(e, "remove a staged import", script(DELETE, abs(join(parent, stage))).toArray(String[]::new));
+            cleanUp(e, "remove a staged import",
+                    script(ContainerShell.DELETE, abs(join(parent, stage))).toArray(String[]::new));
             throw e;
         }
     }

@@ -1,5 +1,6 @@
 package dev.codeexec.kubernetes;
 
+import dev.codeexec.spi.ContainerShell;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -183,7 +184,7 @@ class PodFilesTest {
             files.delete(name);
         }
 
-        List<String> scripts = List.of(PodFiles.LSTAT, PodFiles.WINDOW, PodFiles.DELETE, PodFiles.REPLACE);
+        List<String> scripts = List.of(PodFiles.LSTAT, PodFiles.WINDOW, ContainerShell.DELETE, ContainerShell.REPLACE);
         for (List<String> argv : pod.argvs) {
             if (argv.get(0).equals("sh")) {
                 assertThat(argv.subList(0, 4)).as("%s", argv).satisfies(a -> {
@@ -195,7 +196,7 @@ class PodFilesTest {
             }
         }
         for (String name : hostile) {
-            assertThat(pod.argvs).contains(PodFiles.script(PodFiles.DELETE, ROOT + "/" + name));
+            assertThat(pod.argvs).contains(PodFiles.script(ContainerShell.DELETE, ROOT + "/" + name));
         }
     }
 

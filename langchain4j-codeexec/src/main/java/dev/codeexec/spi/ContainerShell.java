@@ -117,4 +117,20 @@ public final class ContainerShell {
                 : Long.toString(Math.max(1, (limits.maxFileBytes() + 511) / 512));
         return t + " " + n + " " + f;
     }
+
+    /**
+     * {@code sh -c DELETE sh <path>}: deletes {@code <path>} without following links, making read-only directories
+     * inside it writable first (a program may have left them so), so that a delete never half-succeeds.
+     */
+    public static final String DELETE = ""
+            + "if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then\n"
+            + "  find \"$1\" -type d ! -perm -u+w -exec chmod u+w {} + 2>/dev/null\n"
+            + "fi\n"
+            + "rm -rf -- \"$1\"\n";
+
+    /**
+     * {@code sh -c REPLACE sh <staged> <target>}: replaces {@code <target>} by its sibling {@code <staged>}: deletes
+     * what was at the target ({@link #DELETE}), then renames without following a link at the target.
+     */
+    public static final String REPLACE = DELETE.replace("$1", "$2") + "mv -f -T -- \"$1\" \"$2\"\n";
 }
