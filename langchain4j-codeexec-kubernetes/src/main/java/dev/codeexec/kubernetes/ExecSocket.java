@@ -107,6 +107,9 @@ final class ExecSocket {
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private volatile WebSocket socket;
 
+    /** Held by a writer from its look at the send queue to its send ({@link #sendMessage}). */
+    private final Object sendLock = new Object();
+
     private ExecSocket(Protocol protocol, String what, Receiver receiver, boolean holdStdout) {
         this.protocol = protocol;
         this.what = what;
@@ -246,8 +249,13 @@ final class ExecSocket {
             if (closed.isDone()) {
                 throw new IOException("the exec's stream is closed");
             }
-            if (socket.queueSize() == 0 && socket.send(ByteBuffer.wrap(frame))) {
-                return;
+            // The check and the send are one step for every writer (the caller's preamble, the core's stdin thread,
+            // the close message): two threads that both saw an empty queue would both send, and the JDK client
+            // drops the second message while the first is pending.
+            synchronized (sendLock) {
+                if (socket.queueSize() == 0 && socket.send(ByteBuffer.wrap(frame))) {
+                    return;
+                }
             }
             try {
                 Thread.sleep(pause);
