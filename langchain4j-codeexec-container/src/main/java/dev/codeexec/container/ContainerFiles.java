@@ -8,7 +8,6 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
-import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.RemoteEntry;
@@ -195,29 +194,7 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
     @Override
     protected void importInto(ImportSource source, String parent, String target, String to, boolean readOnly) {
         String stage = IMPORT_TEMP_PREFIX + UUID.randomUUID();
-        int strip = readOnly ? 0222 : 0;
-        archive.putArchive(parent, tar -> {
-            try {
-                source.forEach(new ImportSource.Visitor() {
-                    @Override
-                    public void directory(FileEntry d) throws IOException {
-                        tar.directory(CheckedTar.stageName(stage, d.path()),
-                                (d.mode() == 0 ? 0755 : d.mode()) & ~strip, d.modifiedTime());
-                    }
-
-                    @Override
-                    public void file(FileEntry f, InputStream content) throws IOException {
-                        tar.file(CheckedTar.stageName(stage, f.path()), f.size(), content,
-                                (f.mode() == 0 ? 0644 : f.mode()) & ~strip, f.modifiedTime());
-                    }
-                });
-            } catch (InvalidSpecException e) {
-                throw e;
-            } catch (IOException | RuntimeException e) {
-                throw new CodeExecException("could not import into '" + to + "': the source failed ("
-                        + e.getClass().getSimpleName() + ")", e);
-            }
-        }, "import into '" + to + "'");
+        archive.putArchive(parent, tar -> tar.stage(source, stage, readOnly, to), "import into '" + to + "'");
         try {
             helper("import into '" + to + "'", "sh", "-c", ContainerShell.REPLACE, "sh", abs(join(parent, stage)),
                     abs(target));

@@ -33,8 +33,10 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Thread roles: {@link #open} runs on the caller's thread and waits for the upgrade. The client's websocket thread
  * decodes frames, hands output to the {@link Receiver} and completes the futures; it never waits for anything and
- * asks for the next message ({@link WebSocket#request()}) after each. {@link #send} runs on one writer thread at a time
- * and waits (never on the websocket thread) while its previous message is still being sent. {@link #close()} may
+ * asks for the next message ({@link WebSocket#request()}) after each. {@link #send} may be called from several writer
+ * threads (the run's preamble, the core's stdin thread, stdin's end); one lock, held only from a writer's look at the
+ * send queue to its send, makes them take turns, and a writer waits (never on the websocket thread, never holding the
+ * lock) while a previous message is still being sent. {@link #close()} may
  * be called from any thread. No lock is held while the far side is waited for.
  */
 final class ExecSocket {

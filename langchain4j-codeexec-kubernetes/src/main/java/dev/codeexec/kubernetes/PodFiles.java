@@ -8,7 +8,6 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
-import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.RemoteEntry;
@@ -346,31 +345,9 @@ final class PodFiles extends RemoteWorkspaceFiles {
     @Override
     protected void importInto(ImportSource source, String parent, String target, String to, boolean readOnly) {
         String stage = IMPORT_TEMP_PREFIX + UUID.randomUUID();
-        int strip = readOnly ? 0222 : 0;
         String what = "import into '" + to + "'";
         try {
-            extract(parent, tar -> {
-                try {
-                    source.forEach(new ImportSource.Visitor() {
-                        @Override
-                        public void directory(FileEntry d) throws IOException {
-                            tar.directory(CheckedTar.stageName(stage, d.path()),
-                                    (d.mode() == 0 ? 0755 : d.mode()) & ~strip, d.modifiedTime());
-                        }
-
-                        @Override
-                        public void file(FileEntry f, InputStream content) throws IOException {
-                            tar.file(CheckedTar.stageName(stage, f.path()), f.size(), content,
-                                    (f.mode() == 0 ? 0644 : f.mode()) & ~strip, f.modifiedTime());
-                        }
-                    });
-                } catch (InvalidSpecException e) {
-                    throw e;
-                } catch (IOException | RuntimeException e) {
-                    throw new CodeExecException("could not import into '" + to + "': the source failed ("
-                            + e.getClass().getSimpleName() + ")", e);
-                }
-            }, what);
+            extract(parent, tar -> tar.stage(source, stage, readOnly, to), what);
             helper(what, script(ContainerShell.REPLACE, abs(join(parent, stage)), abs(target)).toArray(String[]::new));
         } catch (RuntimeException e) {
             cleanUp(e, "remove a staged import",

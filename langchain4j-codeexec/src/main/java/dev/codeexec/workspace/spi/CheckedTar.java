@@ -1,5 +1,7 @@
 package dev.codeexec.workspace.spi;
 
+import dev.codeexec.engine.CodeExecException;
+import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import java.io.Closeable;
 import java.io.IOException;
@@ -162,6 +164,39 @@ public final class CheckedTar {
             tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
             this.uid = uid;
             this.gid = gid;
+        }
+
+        /**
+         * Writes what {@code source} yields under the staging directory {@code stage} ({@link #stageName}): a
+         * remote backend's import, extracted beside its target and then renamed onto it. Modes the source does not
+         * know become {@code 0755} for directories and {@code 0644} for files; {@code readOnly} takes every write
+         * bit away.
+         *
+         * @throws InvalidSpecException when the source refuses what it holds (as the source says it)
+         * @throws CodeExecException    when the source fails, naming {@code to} (the import's target, as asked)
+         */
+        public void stage(ImportSource source, String stage, boolean readOnly, String to) {
+            int strip = readOnly ? 0222 : 0;
+            try {
+                source.forEach(new ImportSource.Visitor() {
+                    @Override
+                    public void directory(FileEntry d) throws IOException {
+                        Writer.this.directory(stageName(stage, d.path()),
+                                (d.mode() == 0 ? 0755 : d.mode()) & ~strip, d.modifiedTime());
+                    }
+
+                    @Override
+                    public void file(FileEntry f, InputStream content) throws IOException {
+                        Writer.this.file(stageName(stage, f.path()), f.size(), content,
+                                (f.mode() == 0 ? 0644 : f.mode()) & ~strip, f.modifiedTime());
+                    }
+                });
+            } catch (InvalidSpecException e) {
+                throw e;
+            } catch (IOException | RuntimeException e) {
+                throw new CodeExecException("could not import into '" + to + "': the source failed ("
+                        + e.getClass().getSimpleName() + ")", e);
+            }
         }
 
         /** Adds a directory with the permission bits of {@code mode}. */
