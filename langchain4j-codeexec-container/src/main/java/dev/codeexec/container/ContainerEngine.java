@@ -25,8 +25,6 @@ import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
 import dev.codeexec.workspace.WorkspaceLayout;
-import dev.codeexec.workspace.spi.EntryType;
-import dev.codeexec.workspace.spi.FileEntry;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
@@ -257,13 +255,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         String cwdRel = PathResolver.normalize(spec.cwd());
         String cwd = ContainerWorkspaces.ROOT;
         if (!cwdRel.equals(".")) {
-            ContainerFiles files = files(ws);
-            String resolved = files.resolve(cwdRel);
-            FileEntry e = files.stat(resolved).orElse(null);
-            if (e == null || e.type() != EntryType.DIRECTORY) {
-                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
-            }
-            cwd = ContainerWorkspaces.ROOT + "/" + resolved;
+            cwd = ContainerWorkspaces.ROOT + "/" + files(ws).resolveDirectory(cwdRel);
         }
         String runDir = WorkspaceLayout.newRunDir();
         Map<String, String> env = environment().forRun(spec,

@@ -13,8 +13,6 @@ import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.spi.RunListing;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.WorkspaceLayout;
-import dev.codeexec.workspace.spi.EntryType;
-import dev.codeexec.workspace.spi.FileEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -111,12 +109,7 @@ final class E2bRuns {
      * the directory ({@link SandboxScripts#NS_INIT}), sessions before they start.
      */
     private void requireCwd(E2bWorkspaces.Slot slot, String cwdRel) {
-        EnvdFiles files = this.files.apply(slot);
-        String resolved = files.resolve(cwdRel);
-        FileEntry e = files.stat(resolved).orElse(null);
-        if (e == null || e.type() != EntryType.DIRECTORY) {
-            throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
-        }
+        this.files.apply(slot).resolveDirectory(cwdRel);
     }
 
     /** True when the run ended before its program started, the namespace's PID 1 refusing its working directory. */

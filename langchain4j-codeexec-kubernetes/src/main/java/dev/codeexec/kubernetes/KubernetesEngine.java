@@ -21,8 +21,6 @@ import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
 import dev.codeexec.workspace.WorkspaceLayout;
-import dev.codeexec.workspace.spi.EntryType;
-import dev.codeexec.workspace.spi.FileEntry;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -262,13 +260,7 @@ public final class KubernetesEngine extends AbstractEngine {
         String cwdRel = PathResolver.normalize(spec.cwd());
         String cwd = PodLayout.ROOT;
         if (!cwdRel.equals(".")) {
-            PodFiles files = files(ws);
-            String resolved = files.resolve(cwdRel);
-            FileEntry e = files.stat(resolved).orElse(null);
-            if (e == null || e.type() != EntryType.DIRECTORY) {
-                throw new InvalidSpecException("cwd '" + cwdRel + "' is not a directory");
-            }
-            cwd = PodLayout.ROOT + "/" + resolved;
+            cwd = PodLayout.ROOT + "/" + files(ws).resolveDirectory(cwdRel);
         }
         String runDir = WorkspaceLayout.newRunDir();
         Map<String, String> env = environment().forRun(spec,

@@ -214,6 +214,23 @@ public abstract class RemoteWorkspaceFiles implements WorkspaceFiles {
         return r;
     }
 
+    /**
+     * A run's working directory: {@code cwd} (normalised, relative to the workspace) resolved as the file rules
+     * resolve paths, and required to be a directory. One rule for every remote backend.
+     *
+     * @return the resolved path, relative to the workspace
+     * @throws dev.codeexec.engine.PathEscapeException when a link on the way leaves the workspace
+     * @throws InvalidSpecException                    when it is not a directory (or does not exist)
+     */
+    public final String resolveDirectory(String cwd) {
+        String resolved = resolve(cwd);
+        FileEntry e = stat(resolved).orElse(null);
+        if (e == null || e.type() != EntryType.DIRECTORY) {
+            throw new InvalidSpecException("cwd '" + cwd + "' is not a directory");
+        }
+        return resolved;
+    }
+
     @Override
     public final Optional<FileEntry> stat(String path) {
         links.checkPath(path);
