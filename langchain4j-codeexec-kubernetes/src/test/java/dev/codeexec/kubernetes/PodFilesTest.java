@@ -1,6 +1,9 @@
 package dev.codeexec.kubernetes;
 
 import dev.codeexec.spi.ContainerShell;
+import static dev.codeexec.testing.TarArchives.archive;
+import static dev.codeexec.testing.TarArchives.file;
+import static dev.codeexec.testing.TarArchives.link;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,7 +12,6 @@ import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.WorkspaceFiles.WalkAction;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,9 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
-import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,9 +71,7 @@ class PodFilesTest {
     @Test
     void should_refuse_an_export_when_the_pod_sends_a_link_for_the_file() {
         pod.stat(ROOT + "/a.txt", "81a4 5 1700000000\n");
-        TarArchiveEntry link = new TarArchiveEntry("a.txt", TarConstants.LF_SYMLINK);
-        link.setLinkName("/etc/shadow");
-        pod.tar = archive(new Item(link, new byte[0]));
+        pod.tar = archive(link("a.txt", "/etc/shadow"));
 
         assertThatThrownBy(() -> export("a.txt")).isInstanceOf(dev.codeexec.engine.InvalidSpecException.class)
                 .hasMessageContaining("is not a regular file");
@@ -261,32 +258,5 @@ class PodFilesTest {
                 out.close();
             }
         }
-    }
-
-    private record Item(TarArchiveEntry entry, byte[] content) {
-    }
-
-    private static Item file(String name, String content) {
-        byte[] bytes = utf8(content);
-        // preserveAbsolutePath: the name goes on the wire as given, as a hostile pod could send it.
-        TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_NORMAL, true);
-        e.setSize(bytes.length);
-        return new Item(e, bytes);
-    }
-
-    private static byte[] archive(Item... items) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-            for (Item item : items) {
-                tar.putArchiveEntry(item.entry());
-                tar.write(item.content());
-                tar.closeArchiveEntry();
-            }
-            tar.finish();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
     }
 }

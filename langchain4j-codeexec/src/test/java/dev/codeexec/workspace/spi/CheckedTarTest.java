@@ -1,5 +1,12 @@
 package dev.codeexec.workspace.spi;
 
+import static dev.codeexec.testing.TarArchives.archive;
+import static dev.codeexec.testing.TarArchives.describing;
+import static dev.codeexec.testing.TarArchives.dir;
+import static dev.codeexec.testing.TarArchives.entries;
+import static dev.codeexec.testing.TarArchives.entry;
+import static dev.codeexec.testing.TarArchives.file;
+import static dev.codeexec.testing.TarArchives.link;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,14 +15,12 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +49,7 @@ class CheckedTarTest {
         byte[] tar = archive(file("/etc/passwd", "root:x:0:0"));
         List<String> seen = new ArrayList<>();
 
-        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", visitor(seen)))
+        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", describing(seen)))
                 .isInstanceOf(PathEscapeException.class).hasMessage("the pod sent an archive entry with an absolute name");
         assertThat(seen).isEmpty();
     }
@@ -54,7 +59,7 @@ class CheckedTarTest {
         byte[] tar = archive(dir("data/"), file("data/../../etc/passwd", "root:x:0:0"));
         List<String> seen = new ArrayList<>();
 
-        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", visitor(seen)))
+        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", describing(seen)))
                 .isInstanceOf(PathEscapeException.class).hasMessageContaining("'..'");
         assertThat(seen).containsExactly(". DIRECTORY");
     }
@@ -64,7 +69,7 @@ class CheckedTarTest {
         byte[] tar = archive(dir("data/"), file("data/a.txt", "alpha"), file("other/secret", "s3cret"));
         List<String> seen = new ArrayList<>();
 
-        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", visitor(seen)))
+        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", describing(seen)))
                 .isInstanceOf(PathEscapeException.class).hasMessageContaining("outside the requested tree");
         assertThat(seen).containsExactly(". DIRECTORY", "a.txt FILE alpha");
     }
@@ -84,9 +89,7 @@ class CheckedTarTest {
 
     @Test
     void should_report_a_link_with_its_target_and_no_content_when_the_archive_holds_one() throws IOException {
-        TarArchiveEntry link = entry("data/out", TarConstants.LF_SYMLINK);
-        link.setLinkName("/etc/shadow");
-        byte[] tar = archive(dir("data/"), new Item(link, new byte[0]));
+        byte[] tar = archive(dir("data/"), link("data/out", "/etc/shadow"));
         List<CheckedTar.Entry> seen = new ArrayList<>();
 
         CheckedTar.read(new ByteArrayInputStream(tar), "the pod", (e, in) -> seen.add(e));
@@ -214,63 +217,7 @@ class CheckedTarTest {
 
     private static List<String> read(byte[] tar) throws IOException {
         List<String> seen = new ArrayList<>();
-        CheckedTar.read(new ByteArrayInputStream(tar), "the pod", visitor(seen));
+        CheckedTar.read(new ByteArrayInputStream(tar), "the pod", describing(seen));
         return seen;
-    }
-
-    private static CheckedTar.EntryVisitor visitor(List<String> seen) {
-        return (e, in) -> {
-            seen.add(e.rel() + " " + e.type() + (e.type() == EntryType.FILE
-                    ? " " + new String(in.readAllBytes(), StandardCharsets.UTF_8) : ""));
-            return true;
-        };
-    }
-
-    private static List<String> entries(byte[] tar) throws IOException {
-        List<String> entries = new ArrayList<>();
-        try (TarArchiveInputStream in = new TarArchiveInputStream(new ByteArrayInputStream(tar))) {
-            TarArchiveEntry e;
-            while ((e = in.getNextEntry()) != null) {
-                entries.add(e.getName() + " " + e.getLongUserId() + ":" + e.getLongGroupId() + " "
-                        + Integer.toOctalString(e.getMode()) + " " + e.getSize());
-            }
-        }
-        return entries;
-    }
-
-    private record Item(TarArchiveEntry entry, byte[] content) {
-    }
-
-    private static Item dir(String name) {
-        return new Item(entry(name, TarConstants.LF_DIR), new byte[0]);
-    }
-
-    private static Item file(String name, String content) {
-        byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
-        TarArchiveEntry e = entry(name, TarConstants.LF_NORMAL);
-        e.setSize(bytes.length);
-        return new Item(e, bytes);
-    }
-
-    private static TarArchiveEntry entry(String name, byte flag) {
-        // preserveAbsolutePath: the name goes on the wire as given, as a hostile remote side could send it.
-        return new TarArchiveEntry(name, flag, true);
-    }
-
-    /** A tar archive of the items, names as given (a hostile remote side's archive). */
-    static byte[] archive(Item... items) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-            for (Item item : items) {
-                tar.putArchiveEntry(item.entry());
-                tar.write(item.content());
-                tar.closeArchiveEntry();
-            }
-            tar.finish();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
     }
 }
