@@ -9,13 +9,10 @@ import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.Optional;
@@ -24,9 +21,9 @@ import java.util.Optional;
  * One workspace container's archive endpoints of the Engine API, and the tar handling they need: a path's own
  * {@code lstat} from {@code HEAD /containers/{id}/archive}, a tree's contents from {@code GET} (checked entry by
  * entry by the core's {@link CheckedTar}: no absolute name, no {@code ..}, nothing outside the requested tree), and
- * writes by {@code PUT} of a tar archive built with the workspace's owner. {@link ContainerFiles} builds the file
- * operations and link resolution on top; keeping the wire format here keeps that class about paths and the provider
- * contract.
+ * writes by {@code PUT} of a tar archive (built by the core's {@link dev.codeexec.spi.ContainerShellFiles}, every
+ * entry owned by the workspace's user). {@link ContainerFiles} builds the file operations and link resolution on top;
+ * keeping the wire format here keeps that class about paths and the provider contract.
  */
 final class ContainerArchive {
 
@@ -36,17 +33,12 @@ final class ContainerArchive {
     private final DockerHttpClient http;
     private final String containerId;
     private final String root;
-    private final int uid;
-    private final int gid;
 
-    ContainerArchive(DockerConnection docker, DockerHttpClient http, String containerId, String root, int uid,
-                     int gid) {
+    ContainerArchive(DockerConnection docker, DockerHttpClient http, String containerId, String root) {
         this.docker = docker;
         this.http = http;
         this.containerId = containerId;
         this.root = root;
-        this.uid = uid;
-        this.gid = gid;
     }
 
     /** The absolute container path of a workspace-relative path. */
@@ -150,44 +142,19 @@ final class ContainerArchive {
         }
     }
 
-    /** Writes the entries of an archive for the container. */
-    interface TarWriter {
-        void write(CheckedTar.Writer tar) throws IOException;
-    }
-
     /**
-     * Writes a tar archive (every entry owned by the workspace's user, see {@link CheckedTar.Writer}) to a temporary
-     * host file, then puts it into the container directory {@code dirRel}.
+     * Puts the tar archive {@code tar} (built by the core's {@link CheckedTar.Writer}, every entry owned by the
+     * workspace's user) into the container directory {@code dirRel}.
      */
-    void putArchive(String dirRel, TarWriter writer, String what) {
-        Path tmp = null;
+    void putArchive(String dirRel, InputStream tar, String what) {
         try {
-            tmp = Files.createTempFile("codeexec-put-", ".tar");
-            try (CheckedTar.Writer tar = new CheckedTar.Writer(
-                    new BufferedOutputStream(Files.newOutputStream(tmp)), uid, gid)) {
-                writer.write(tar);
-            }
-            try (InputStream in = Files.newInputStream(tmp)) {
-                docker.control().copyArchiveToContainerCmd(containerId).withRemotePath(abs(dirRel))
-                        .withTarInputStream(in).withNoOverwriteDirNonDir(false).exec();
-            }
-        } catch (CodeExecException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new CodeExecException("could not " + what + " (" + e.getClass().getSimpleName() + ")", e);
+            docker.control().copyArchiveToContainerCmd(containerId).withRemotePath(abs(dirRel))
+                    .withTarInputStream(tar).withNoOverwriteDirNonDir(false).exec();
         } catch (NotFoundException e) {
             requireContainer();
             throw new InvalidSpecException("could not " + what + ": a directory on the way is missing");
         } catch (RuntimeException e) {
             throw docker.translate(e, what);
-        } finally {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // A temporary file of this JVM.
-                }
-            }
         }
     }
 }

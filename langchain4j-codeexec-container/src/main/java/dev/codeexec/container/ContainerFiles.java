@@ -1,30 +1,27 @@
 package dev.codeexec.container;
 
-import dev.codeexec.spi.ContainerShell;
-import static dev.codeexec.workspace.spi.RelativePaths.join;
-
 import com.github.dockerjava.transport.DockerHttpClient;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
+import dev.codeexec.spi.ContainerShellFiles;
 import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileWindow;
-import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * The file primitives of one workspace container, over the Engine API's archive endpoints: metadata from
  * {@code HEAD /containers/{id}/archive} (the path's own {@code lstat}, never following a link at it), contents and
  * listings from {@code GET} (one tar archive), writes and imports by {@code PUT} (one tar archive). The few steps
- * the archive API cannot do (an atomic rename, a delete) are helper execs with an argv, never a command line.
+ * the archive API cannot do (an atomic rename, a delete) are helper execs with an argv, never a command line. How a
+ * write, an import, a new directory and a delete use those two transports is the core's
+ * {@link ContainerShellFiles}, shared with the Kubernetes backend.
  *
  * <p>The path rules and the link-resolving walk are {@link RemoteWorkspaceFiles}'s, over the archive API's
  * {@code lstat}: a link whose target (fully evaluated by Docker) leaves the workspace or does not exist is refused.
@@ -36,7 +33,7 @@ import java.util.UUID;
  * a link. Docker evaluates links in the container's own root, so such a race can only reach other files of the same
  * container (the model's own sandbox), never the host or another workspace.
  */
-final class ContainerFiles extends RemoteWorkspaceFiles {
+final class ContainerFiles extends ContainerShellFiles {
 
     private final DockerConnection docker;
     private final ContainerArchive archive;
@@ -45,9 +42,9 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
 
     ContainerFiles(DockerConnection docker, DockerHttpClient http, String containerId, String root, String helperUser,
                    int uid, int gid) {
-        super(root);
+        super(root, uid, gid);
         this.docker = docker;
-        this.archive = new ContainerArchive(docker, http, containerId, root, uid, gid);
+        this.archive = new ContainerArchive(docker, http, containerId, root);
         this.containerId = containerId;
         this.helperUser = helperUser;
     }
@@ -135,76 +132,19 @@ final class ContainerFiles extends RemoteWorkspaceFiles {
         return goOn[0];
     }
 
-    // ------------------------------------------------------------------ writes
+    // ------------------------------------------------------------------ writes (the rules are the core base's)
+
+    @Override
+    protected void extract(String dir, InputStream archive, String what) {
+        this.archive.putArchive(dir, archive, what);
+    }
 
     /** A helper exec with an argv; a failure is a {@link CodeExecException} naming {@code what} only. */
-    private void helper(String what, String... argv) {
-        Execs.Result r = Execs.run(docker, containerId, helperUser, List.of(argv));
+    @Override
+    protected void command(String what, List<String> argv) {
+        Execs.Result r = Execs.run(docker, containerId, helperUser, argv);
         if (!r.ok()) {
             throw new CodeExecException("could not " + what + " in the container (status " + r.exitCode() + ")");
-        }
-    }
-
-
-    @Override
-    protected void makeDirs(String dir, List<String> names, String asked) {
-        Instant now = Instant.now();
-        archive.putArchive(dir, tar -> {
-            for (String n : names) {
-                tar.directory(n, 0755, now);
-            }
-        }, "create directory '" + asked + "'");
-    }
-
-    @Override
-    protected void writeFiles(List<WriteTarget> targets) {
-        for (WriteTarget t : targets) {
-            write(t);
-        }
-    }
-
-    private void write(WriteTarget t) {
-        String path = t.file().path();
-        Optional<ContainerArchive.Stat> existing = archive.lstat(t.target());
-        if (existing.isPresent() && existing.get().type() == EntryType.DIRECTORY) {
-            throw new InvalidSpecException("'" + path + "' is a directory");
-        }
-        String tmp = WRITE_TEMP_PREFIX + UUID.randomUUID();
-        byte[] content = t.file().content();
-        Instant now = Instant.now();
-        archive.putArchive(t.parent(), tar -> tar.file(tmp, content, t.file().mode(), now),
-                "write '" + path + "'");
-        try {
-            helper("write '" + path + "'", "mv", "-f", "-T", "--", abs(join(t.parent(), tmp)), abs(t.target()));
-        } catch (RuntimeException e) {
-            try {
-                helper("remove a temporary file", "rm", "-f", "--", abs(join(t.parent(), tmp)));
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-    }
-
-    @Override
-    protected void remove(String target, String asked) {
-        helper("delete '" + asked + "'", "sh", "-c", ContainerShell.DELETE, "sh", abs(target));
-    }
-
-    @Override
-    protected void importInto(ImportSource source, String parent, String target, String to, boolean readOnly) {
-        String stage = IMPORT_TEMP_PREFIX + UUID.randomUUID();
-        archive.putArchive(parent, tar -> tar.stage(source, stage, readOnly, to), "import into '" + to + "'");
-        try {
-            helper("import into '" + to + "'", "sh", "-c", ContainerShell.REPLACE, "sh", abs(join(parent, stage)),
-                    abs(target));
-        } catch (RuntimeException e) {
-            try {
-                helper("remove a staged import", "sh", "-c", ContainerShell.DELETE, "sh", abs(join(parent, stage)));
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
         }
     }
 }

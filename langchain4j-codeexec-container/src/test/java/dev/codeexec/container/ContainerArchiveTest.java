@@ -7,6 +7,10 @@ import static com.github.tomakehurst.wiremock.client.WireMock.get;
 import static com.github.tomakehurst.wiremock.client.WireMock.okJson;
 import static com.github.tomakehurst.wiremock.client.WireMock.urlPathMatching;
 import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
+import static dev.codeexec.testing.TarArchives.describing;
+import static dev.codeexec.testing.TarArchives.dir;
+import static dev.codeexec.testing.TarArchives.entries;
+import static dev.codeexec.testing.TarArchives.file;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -16,6 +20,8 @@ import com.github.tomakehurst.wiremock.verification.LoggedRequest;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.PathEscapeException;
 import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.testing.TarArchives;
+import dev.codeexec.testing.TarArchives.Item;
 import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
 import java.io.ByteArrayInputStream;
@@ -27,10 +33,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
-import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,7 +73,7 @@ class ContainerArchiveTest {
         server.stubFor(get(urlPathMatching(".*/containers/" + ID + "/json"))
                 .willReturn(okJson("{\"Id\":\"" + ID + "\",\"State\":{\"Running\":true}}")));
         docker = DockerConnection.open("tcp://127.0.0.1:" + server.port(), null, false);
-        archive = new ContainerArchive(docker, docker.controlHttp(), ID, "/workspace", UID, GID);
+        archive = new ContainerArchive(docker, docker.controlHttp(), ID, "/workspace");
     }
 
     @AfterEach
@@ -94,7 +96,7 @@ class ContainerArchiveTest {
         serveArchive(file("/etc/passwd", "root:x:0:0"));
         List<String> seen = new ArrayList<>();
 
-        assertThatThrownBy(() -> archive.readArchive("data", visitor(seen)))
+        assertThatThrownBy(() -> archive.readArchive("data", describing(seen)))
                 .isInstanceOf(PathEscapeException.class).hasMessageContaining("absolute name");
         assertThat(seen).isEmpty();
     }
@@ -167,27 +169,22 @@ class ContainerArchiveTest {
     // ------------------------------------------------------------------ writing into the container
 
     @Test
-    void should_put_an_archive_owned_by_the_workspace_user_when_writing() throws IOException {
+    void should_put_the_archive_as_built_into_the_directory_when_writing() throws IOException {
         server.stubFor(any(urlPathMatching(ARCHIVE)).willReturn(aResponse().withStatus(200)));
-
-        archive.putArchive("sub", tar -> {
+        ByteArrayOutputStream built = new ByteArrayOutputStream();
+        try (CheckedTar.Writer tar = new CheckedTar.Writer(built, UID, GID)) {
             tar.directory("d", 0755, Instant.parse("2026-01-02T03:04:05Z"));
             tar.file("d/f.txt", "hello".getBytes(StandardCharsets.UTF_8), 0170644,
                     Instant.parse("2026-01-02T03:04:05Z"));
-        }, "write files");
+        }
+
+        archive.putArchive("sub", new ByteArrayInputStream(built.toByteArray()), "write files");
 
         List<LoggedRequest> puts = server.findAll(anyRequestedFor(urlPathMatching(ARCHIVE)));
         assertThat(puts).hasSize(1);
         assertThat(puts.get(0).getMethod()).isEqualTo(RequestMethod.PUT);
         assertThat(puts.get(0).queryParameter("path").firstValue()).isEqualTo("/workspace/sub");
-        List<String> entries = new ArrayList<>();
-        try (TarArchiveInputStream in = new TarArchiveInputStream(new ByteArrayInputStream(puts.get(0).getBody()))) {
-            TarArchiveEntry e;
-            while ((e = in.getNextEntry()) != null) {
-                entries.add(e.getName() + " " + e.getLongUserId() + ":" + e.getLongGroupId() + " "
-                        + Integer.toOctalString(e.getMode()) + " " + e.getSize());
-            }
-        }
+        List<String> entries = entries(puts.get(0).getBody());
         assertThat(entries).containsExactly("d/ 1234:5678 40755 0", "d/f.txt 1234:5678 100644 5");
     }
 
@@ -195,52 +192,13 @@ class ContainerArchiveTest {
 
     private List<String> read(String rel) {
         List<String> seen = new ArrayList<>();
-        archive.readArchive(rel, visitor(seen));
+        archive.readArchive(rel, describing(seen));
         return seen;
     }
 
-    private static CheckedTar.EntryVisitor visitor(List<String> seen) {
-        return (e, in) -> {
-            seen.add(e.rel() + " " + e.type() + (e.type() == EntryType.FILE
-                    ? " " + new String(in.readAllBytes(), StandardCharsets.UTF_8) : ""));
-            return true;
-        };
-    }
-
-    private record Item(TarArchiveEntry entry, byte[] content) {
-    }
-
-    private static Item dir(String name) {
-        return new Item(entry(name, TarConstants.LF_DIR), new byte[0]);
-    }
-
-    private static Item file(String name, String content) {
-        byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
-        TarArchiveEntry e = entry(name, TarConstants.LF_NORMAL);
-        e.setSize(bytes.length);
-        return new Item(e, bytes);
-    }
-
-    private static TarArchiveEntry entry(String name, byte flag) {
-        // preserveAbsolutePath: the name goes on the wire as given, as a hostile engine could send it.
-        return new TarArchiveEntry(name, flag, true);
-    }
-
     private static void serveArchive(Item... items) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-            for (Item item : items) {
-                tar.putArchiveEntry(item.entry());
-                tar.write(item.content());
-                tar.closeArchiveEntry();
-            }
-            tar.finish();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
         server.stubFor(get(urlPathMatching(ARCHIVE)).willReturn(aResponse().withStatus(200)
-                .withHeader("Content-Type", "application/x-tar").withBody(bytes.toByteArray())));
+                .withHeader("Content-Type", "application/x-tar").withBody(TarArchives.archive(items))));
     }
 
     private static void serveStat(String json) {

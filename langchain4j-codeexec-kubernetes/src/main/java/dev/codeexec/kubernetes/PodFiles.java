@@ -1,25 +1,19 @@
 package dev.codeexec.kubernetes;
 
-import dev.codeexec.spi.ContainerShell;
-import static dev.codeexec.workspace.spi.RelativePaths.join;
-
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.WorkspaceGoneException;
+import dev.codeexec.spi.ContainerShellFiles;
 import dev.codeexec.workspace.spi.CheckedTar;
 import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileWindow;
-import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
-import java.io.BufferedOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +21,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * The file primitives of one workspace pod, as {@code kubectl cp} moves files: {@code tar} over the {@code pods/exec}
@@ -38,7 +31,8 @@ import java.util.UUID;
  * {@code lstat}, a window of a file ({@code tail -c +N | head -c M}, only the window crosses the wire), a listing
  * ({@code find -printf}, metadata only), an atomic rename and a delete are short commands. Every command is an argv
  * whose scripts are constants given their data as positional arguments ({@code sh -c SCRIPT sh ARG...}); no file
- * name or model input becomes part of a command line.
+ * name or model input becomes part of a command line. How a write, an import, a new directory and a delete use
+ * {@code tar -x} and the short commands is the core's {@link ContainerShellFiles}, shared with the container backend.
  *
  * <p>The path rules and the link-resolving walk are {@link RemoteWorkspaceFiles}'s, over the {@code lstat} script
  * ({@code readlink -f} evaluates a link's target in the pod): a link whose target leaves the workspace or does not
@@ -58,7 +52,7 @@ import java.util.UUID;
  * instance is used by one thread at a time (the core's rule for {@link RemoteWorkspaceFiles}); a read's command
  * runs on one of the core's I/O threads meanwhile ({@link PodStreams}).
  */
-final class PodFiles extends RemoteWorkspaceFiles {
+final class PodFiles extends ContainerShellFiles {
 
     /**
      * How long commands may take.
@@ -107,8 +101,6 @@ final class PodFiles extends RemoteWorkspaceFiles {
 
     private final String pod;
     private final PodCommands commands;
-    private final long uid;
-    private final long gid;
     private final Limits limits;
 
     /**
@@ -126,11 +118,9 @@ final class PodFiles extends RemoteWorkspaceFiles {
 
     /** As above, with the workspace at {@code root} (absolute, no links, no trailing {@code /}) in the pod. */
     PodFiles(String pod, PodCommands commands, String root, long uid, long gid, Limits limits) {
-        super(root);
+        super(root, uid, gid);
         this.pod = Objects.requireNonNull(pod, "pod");
         this.commands = Objects.requireNonNull(commands, "commands");
-        this.uid = uid;
-        this.gid = gid;
         this.limits = Objects.requireNonNull(limits, "limits");
     }
 
@@ -299,100 +289,16 @@ final class PodFiles extends RemoteWorkspaceFiles {
         return List.of("tar", "-c", "-f", "-", "-C", parent, "--", a.substring(slash + 1));
     }
 
-    // ------------------------------------------------------------------ writes
+    // ------------------------------------------------------------------ writes (the rules are the core base's)
 
+    /** Extracts an archive into the real directory {@code dir} of the pod: {@link #EXTRACT}, fed on stdin. */
     @Override
-    protected void makeDirs(String dir, List<String> names, String asked) {
-        Instant now = Instant.now();
-        extract(dir, tar -> {
-            for (String n : names) {
-                tar.directory(n, 0755, now);
-            }
-        }, "create directory '" + asked + "'");
-    }
-
-    @Override
-    protected void writeFiles(List<WriteTarget> targets) {
-        for (WriteTarget t : targets) {
-            write(t);
-        }
-    }
-
-    private void write(WriteTarget t) {
-        String path = t.file().path();
-        Optional<RemoteEntry> existing = lstat(t.target());
-        if (existing.isPresent() && existing.get().type() == EntryType.DIRECTORY) {
-            throw new InvalidSpecException("'" + path + "' is a directory");
-        }
-        String tmp = WRITE_TEMP_PREFIX + UUID.randomUUID();
-        byte[] content = t.file().content();
-        Instant now = Instant.now();
-        String what = "write '" + path + "'";
-        try {
-            extract(t.parent(), tar -> tar.file(tmp, content, t.file().mode(), now), what);
-            helper(what, "mv", "-f", "-T", "--", abs(join(t.parent(), tmp)), abs(t.target()));
-        } catch (RuntimeException e) {
-            cleanUp(e, "remove a temporary file", "rm", "-f", "--", abs(join(t.parent(), tmp)));
-            throw e;
-        }
-    }
-
-    @Override
-    protected void remove(String target, String asked) {
-        helper("delete '" + asked + "'", script(ContainerShell.DELETE, abs(target)).toArray(String[]::new));
-    }
-
-    @Override
-    protected void importInto(ImportSource source, String parent, String target, String to, boolean readOnly) {
-        String stage = IMPORT_TEMP_PREFIX + UUID.randomUUID();
-        String what = "import into '" + to + "'";
-        try {
-            extract(parent, tar -> tar.stage(source, stage, readOnly, to), what);
-            helper(what, script(ContainerShell.REPLACE, abs(join(parent, stage)), abs(target)).toArray(String[]::new));
-        } catch (RuntimeException e) {
-            cleanUp(e, "remove a staged import",
-                    script(ContainerShell.DELETE, abs(join(parent, stage))).toArray(String[]::new));
-            throw e;
-        }
-    }
-
-    /** Writes the entries of an archive for the pod. */
-    @FunctionalInterface
-    interface TarWriter {
-        void write(CheckedTar.Writer tar) throws IOException;
-    }
-
-    /**
-     * Builds an archive in a temporary host file (so that a failing source never leaves half an archive in the pod),
-     * then extracts it into the real directory {@code dirRel} of the pod.
-     */
-    private void extract(String dirRel, TarWriter writer, String what) {
-        Path tmp = null;
-        try {
-            tmp = Files.createTempFile("codeexec-pod-", ".tar");
-            try (CheckedTar.Writer tar = new CheckedTar.Writer(
-                    new BufferedOutputStream(Files.newOutputStream(tmp)), uid, gid)) {
-                writer.write(tar);
-            }
-            List<String> argv = new ArrayList<>(EXTRACT);
-            argv.add(abs(dirRel));
-            PodCommands.Result r;
-            try (InputStream in = Files.newInputStream(tmp)) {
-                r = commands.run(pod, argv, in, null, limits.transfer());
-            }
-            if (r.exitCode() != 0) {
-                throw failed(what, r.exitCode());
-            }
-        } catch (IOException e) {
-            throw new CodeExecException("could not " + what + " (" + e.getClass().getSimpleName() + ")", e);
-        } finally {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // A temporary file of this JVM.
-                }
-            }
+    protected void extract(String dir, InputStream archive, String what) {
+        List<String> argv = new ArrayList<>(EXTRACT);
+        argv.add(abs(dir));
+        PodCommands.Result r = commands.run(pod, argv, archive, null, limits.transfer());
+        if (r.exitCode() != 0) {
+            throw failed(what, r.exitCode());
         }
     }
 
@@ -406,23 +312,11 @@ final class PodFiles extends RemoteWorkspaceFiles {
     }
 
     /** A short command with an argv; a failure is a {@link CodeExecException} naming {@code what} only. */
-    private void helper(String what, String... argv) {
-        PodCommands.Result r = commands.run(pod, List.of(argv), null, OutputStream.nullOutputStream(),
-                limits.command());
+    @Override
+    protected void command(String what, List<String> argv) {
+        PodCommands.Result r = commands.run(pod, argv, null, OutputStream.nullOutputStream(), limits.command());
         if (r.exitCode() != 0) {
             throw failed(what, r.exitCode());
-        }
-    }
-
-    /** Runs a clean-up after a failure; its own failure is added to {@code e}, never thrown instead of it. */
-    private void cleanUp(RuntimeException e, String what, String... argv) {
-        if (e instanceof WorkspaceGoneException) {
-            return;
-        }
-        try {
-            helper(what, argv);
-        } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
         }
     }
 

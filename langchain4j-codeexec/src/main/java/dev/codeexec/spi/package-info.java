@@ -19,7 +19,9 @@
  *       in the workspace's folder, cgroups, quota volumes);</li>
  *   <li>remote: {@link dev.codeexec.spi.RemoteProcessChannel} (a program on the far side of a stream, with
  *       {@link dev.codeexec.spi.ChunkedStdin}) and {@link dev.codeexec.workspace.spi.RemoteWorkspaceFiles} (files
- *       reached through lstat, list, read and write calls);</li>
+ *       reached through lstat, list, read and write calls), and for a Linux container reached by tar archives and
+ *       short commands {@link dev.codeexec.spi.ContainerShell} (the scripts) and
+ *       {@link dev.codeexec.spi.ContainerShellFiles} (the write rules);</li>
  *   <li>interpreter: {@link dev.codeexec.spi.InterpreterEngine} (python blocks as cells of a stateful interpreter),
  *       with {@link dev.codeexec.spi.CellOutput} for a cell's text and rich outputs.</li>
  * </ul>
