@@ -11,16 +11,11 @@ import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.testing.HostProcesses;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -128,7 +123,7 @@ class SandboxLimitsIT extends AbstractSandboxIT {
                 .limits(ResourceLimits.builder().maxProcesses(64).build()).timeout(Duration.ofSeconds(1)).build());
         assertThat(r.timedOut()).isTrue();
         assertThat(r.stdout()).contains("started");
-        assertThat(processesWithMarker(marker)).isEmpty();
+        assertThat(HostProcesses.withMarker(marker)).isEmpty();
         // Control: the engine keeps working after the kill.
         assertThat(python(engine, ws, "print('next')").stdout()).isEqualTo("next\n");
     }
@@ -151,24 +146,5 @@ class SandboxLimitsIT extends AbstractSandboxIT {
     private void requireLimit(ResourceLimit limit) {
         Requirements.require(engine.describe().enforcedLimits().contains(limit),
                 "control groups that enforce " + limit + " (run as root, or with a delegated cgroup v2 subtree)");
-    }
-
-    private static List<String> processesWithMarker(String marker) throws IOException {
-        List<String> found = new ArrayList<>();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path p : procs.filter(x -> x.getFileName().toString().chars().allMatch(Character::isDigit))
-                    .toList()) {
-                try {
-                    String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8);
-                    String stat = Files.readString(p.resolve("stat"));
-                    if (cmd.contains(marker) && !stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z")) {
-                        found.add(cmd);
-                    }
-                } catch (IOException ignored) {
-                    // Ended while we looked.
-                }
-            }
-        }
-        return found;
     }
 }
