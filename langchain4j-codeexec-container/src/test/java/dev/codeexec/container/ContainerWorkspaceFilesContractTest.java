@@ -47,8 +47,7 @@ class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
     @Override
     protected void createWorkspace() {
         ws = engine.manager().createWorkspace("files", WorkspacePolicy.DEFAULT);
-        exec("sh", "-c", "mkdir -p \"$1/dir\" && printf secret >\"$1/file\" && printf secret >\"$1/dir/secret.txt\"",
-                "sh", OUTSIDE);
+        exec("sh", "-c", CREATE_OUTSIDE, "sh", OUTSIDE);
     }
 
     @Override
@@ -65,15 +64,8 @@ class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
 
     @Override
     protected void createLink(String path, String target) {
-        String to = switch (target) {
-            case OUTSIDE_FILE -> OUTSIDE + "/file";
-            case OUTSIDE_DIR -> OUTSIDE + "/dir";
-            case MISSING -> ContainerWorkspaces.ROOT + "/no/such/thing";
-            default -> ContainerWorkspaces.ROOT + "/" + target;
-        };
-        String at = ContainerWorkspaces.ROOT + "/" + path;
-        Execs.Result r = execInWorkspace("sh", "-c", "mkdir -p \"$(dirname \"$2\")\" && ln -sfn \"$1\" \"$2\"",
-                "sh", to, at);
+        Execs.Result r = execInWorkspace("sh", "-c", PLANT_LINK, "sh",
+                linkTarget(target, ContainerWorkspaces.ROOT, OUTSIDE), ContainerWorkspaces.ROOT + "/" + path);
         if (!r.ok()) {
             throw new IllegalStateException("could not create a link: " + r.stderr());
         }
@@ -81,10 +73,8 @@ class ContainerWorkspaceFilesContractTest extends WorkspaceFilesContractTest {
 
     @Override
     protected boolean outsideIntact() {
-        Execs.Result r = exec("sh", "-c", "cat \"$1/file\"; echo; cat \"$1/dir/secret.txt\"; echo; ls -A \"$1\" \"$1/dir\"",
-                "sh", OUTSIDE);
-        return r.ok() && r.stdout().equals("secret\nsecret\n" + OUTSIDE + ":\ndir\nfile\n\n" + OUTSIDE
-                + "/dir:\nsecret.txt\n");
+        Execs.Result r = exec("sh", "-c", SHOW_OUTSIDE, "sh", OUTSIDE);
+        return r.ok() && r.stdout().equals(outsideAsCreated(OUTSIDE));
     }
 
     @Override

@@ -45,6 +45,21 @@ public abstract class WorkspaceFilesFixture {
     /** What the files outside the workspace hold. */
     protected static final String SECRET = "secret";
 
+    /**
+     * For a workspace reached only by commands (a container, a pod): {@code sh -c CREATE_OUTSIDE sh <outside>}
+     * creates, in the absolute directory {@code <outside>}, the file and directory that {@link #OUTSIDE_FILE} and
+     * {@link #OUTSIDE_DIR} name.
+     */
+    protected static final String CREATE_OUTSIDE = "mkdir -p \"$1/dir\" && printf " + SECRET + " >\"$1/file\" && printf "
+            + SECRET + " >\"$1/dir/secret.txt\"";
+
+    /** {@code sh -c SHOW_OUTSIDE sh <outside>} prints {@link #outsideAsCreated} while the outside is untouched. */
+    protected static final String SHOW_OUTSIDE =
+            "cat \"$1/file\"; echo; cat \"$1/dir/secret.txt\"; echo; ls -A \"$1\" \"$1/dir\"";
+
+    /** {@code sh -c PLANT_LINK sh <target> <link>} makes the parents of {@code <link>}, then the link. */
+    protected static final String PLANT_LINK = "mkdir -p \"$(dirname \"$2\")\" && ln -sfn \"$1\" \"$2\"";
+
     /** Host trees to import from, on the machine running the test. */
     @TempDir
     protected Path hostSources;
@@ -106,6 +121,24 @@ public abstract class WorkspaceFilesFixture {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** What {@link #SHOW_OUTSIDE} prints for the outside {@link #CREATE_OUTSIDE} made at {@code outside}. */
+    protected static String outsideAsCreated(String outside) {
+        return SECRET + "\n" + SECRET + "\n" + outside + ":\ndir\nfile\n\n" + outside + "/dir:\nsecret.txt\n";
+    }
+
+    /**
+     * The absolute path a {@link #createLink} target names, for a workspace at {@code root} and the outside at
+     * {@code outside} (as {@link #CREATE_OUTSIDE} made it).
+     */
+    protected static String linkTarget(String target, String root, String outside) {
+        return switch (target) {
+            case OUTSIDE_FILE -> outside + "/file";
+            case OUTSIDE_DIR -> outside + "/dir";
+            case MISSING -> root + "/no/such/thing";
+            default -> root + "/" + target;
+        };
+    }
 
     protected static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
