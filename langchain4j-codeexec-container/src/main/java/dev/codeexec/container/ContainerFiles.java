@@ -9,8 +9,6 @@ import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
-import java.io.FilterInputStream;
-import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
 import java.util.Optional;
@@ -110,26 +108,9 @@ final class ContainerFiles extends ContainerShellFiles {
 
     @Override
     protected boolean exportFile(String path, ExportVisitor visitor) {
-        String r = regularFile(path);
-        boolean[] goOn = {true};
-        archive.readArchive(r, (e, in) -> {
-            if (!e.rel().equals(".") || e.type() != EntryType.FILE) {
-                throw new InvalidSpecException("'" + path + "' is not a regular file");
-            }
-            InputStream lent = new FilterInputStream(in) {
-                @Override
-                public void close() {
-                    // The provider closes the archive.
-                }
-            };
-            try {
-                goOn[0] = visitor.file(path, e.size(), lent);
-            } catch (IOException x) {
-                throw new InvalidSpecException("'" + path + "' could not be read", x);
-            }
-            return false;
-        });
-        return goOn[0];
+        CheckedTar.FileExport export = new CheckedTar.FileExport(path, visitor);
+        archive.readArchive(regularFile(path), export);
+        return export.goOn();
     }
 
     // ------------------------------------------------------------------ writes (the rules are the core base's)

@@ -9,8 +9,6 @@ import dev.codeexec.workspace.spi.EntryType;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.RemoteEntry;
 import dev.codeexec.workspace.spi.RemoteWorkspaceFiles;
-import java.io.FilterInputStream;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -247,28 +245,10 @@ final class PodFiles extends ContainerShellFiles {
     @Override
     protected boolean exportFile(String path, ExportVisitor visitor) {
         String r = regularFile(path);
-        boolean[] goOn = {true};
-        boolean[] seen = {false};
+        CheckedTar.FileExport export = new CheckedTar.FileExport(path, visitor);
         PodStreams.Outcome o = PodStreams.run(commands, pod, tarOf(r), limits.transfer(),
-                in -> CheckedTar.read(in, "the pod", (e, content) -> {
-                    if (!e.rel().equals(".") || e.type() != EntryType.FILE) {
-                        throw new InvalidSpecException("'" + path + "' is not a regular file");
-                    }
-                    seen[0] = true;
-                    InputStream lent = new FilterInputStream(content) {
-                        @Override
-                        public void close() {
-                            // The archive is closed by its reader.
-                        }
-                    };
-                    try {
-                        goOn[0] = visitor.file(path, e.size(), lent);
-                    } catch (IOException x) {
-                        throw new InvalidSpecException("'" + path + "' could not be read", x);
-                    }
-                    return false;
-                }));
-        if (!seen[0]) {
+                in -> CheckedTar.read(in, "the pod", export));
+        if (!export.seen()) {
             if (o.readFailure() != null) {
                 throw new CodeExecException("could not read '" + path + "' from the pod ("
                         + o.readFailure().getClass().getSimpleName() + ")", o.readFailure());
@@ -278,7 +258,7 @@ final class PodFiles extends ContainerShellFiles {
             }
             throw new InvalidSpecException("'" + path + "' could not be read");
         }
-        return goOn[0];
+        return export.goOn();
     }
 
     /** {@code tar cf - -C <parent> -- <name>}: the archive of one path, named by its last component. */

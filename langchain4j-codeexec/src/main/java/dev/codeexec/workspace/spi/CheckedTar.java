@@ -142,6 +142,57 @@ public final class CheckedTar {
     }
 
     /**
+     * The visitor of an export of one regular file: reads the archive of {@code path} alone (as {@code tar cf - -C
+     * parent -- name} or Docker's archive endpoint produce it), whose first entry must be the file itself
+     * ({@code "."}, a {@link EntryType#FILE}), and lends its content to an {@link WorkspaceFiles.ExportVisitor}
+     * (closing it does not close the archive, which stays its reader's). One copy for the tar-carrying backends.
+     */
+    public static final class FileExport implements EntryVisitor {
+
+        private final String path;
+        private final WorkspaceFiles.ExportVisitor visitor;
+        private boolean seen;
+        private boolean goOn = true;
+
+        /**
+         * @param path    the path as the export was asked, for the visitor and messages
+         * @param visitor receives the file
+         */
+        public FileExport(String path, WorkspaceFiles.ExportVisitor visitor) {
+            this.path = Objects.requireNonNull(path, "path");
+            this.visitor = Objects.requireNonNull(visitor, "visitor");
+        }
+
+        /**
+         * @throws InvalidSpecException when the entry is not the regular file itself (a link, a directory, another
+         *                              name), or when the visitor could not read it
+         */
+        @Override
+        public boolean entry(Entry e, InputStream content) {
+            if (!e.rel().equals(".") || e.type() != EntryType.FILE) {
+                throw new InvalidSpecException("'" + path + "' is not a regular file");
+            }
+            seen = true;
+            try {
+                goOn = visitor.file(path, e.size(), new NonClosing(content));
+            } catch (IOException x) {
+                throw new InvalidSpecException("'" + path + "' could not be read", x);
+            }
+            return false;
+        }
+
+        /** True when the file was handed to the visitor. */
+        public boolean seen() {
+            return seen;
+        }
+
+        /** What the visitor returned: false to stop the export; true when it was not called. */
+        public boolean goOn() {
+            return goOn;
+        }
+    }
+
+    /**
      * Builds a tar archive for the remote side: directories and regular files only, each owned by the workspace's
      * user, names relative without {@code .}, {@code ..} or empty segments (refused with
      * {@link PathEscapeException}), POSIX (PAX) headers for long names and big numbers. {@link #close} finishes
@@ -268,7 +319,7 @@ public final class CheckedTar {
         }
     }
 
-    /** Keeps the tar reader from closing the caller's stream. */
+    /** Keeps a reader (the tar reader, an export's visitor) from closing the stream it was given. */
     private static final class NonClosing extends java.io.FilterInputStream {
 
         NonClosing(InputStream in) {

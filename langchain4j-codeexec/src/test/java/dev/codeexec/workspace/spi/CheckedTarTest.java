@@ -10,6 +10,7 @@ import static dev.codeexec.testing.TarArchives.link;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.PathEscapeException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -112,6 +113,54 @@ class CheckedTarTest {
         CheckedTar.read(in, "the pod", (e, content) -> true);
 
         assertThat(closed[0]).isFalse();
+    }
+
+    // ------------------------------------------------------------------ exporting one file
+
+    @Test
+    void should_lend_the_file_to_the_visitor_and_keep_the_archive_open_when_exporting() throws IOException {
+        boolean[] closed = {false};
+        InputStream in = new ByteArrayInputStream(archive(file("a.txt", "alpha"))) {
+            @Override
+            public void close() {
+                closed[0] = true;
+            }
+        };
+        List<String> got = new ArrayList<>();
+        CheckedTar.FileExport export = new CheckedTar.FileExport("work/a.txt", (path, size, content) -> {
+            got.add(path + " " + size + " " + new String(content.readAllBytes(), StandardCharsets.UTF_8));
+            content.close();
+            return false;
+        });
+
+        CheckedTar.read(in, "the pod", export);
+
+        assertThat(got).containsExactly("work/a.txt 5 alpha");
+        assertThat(export.seen()).isTrue();
+        assertThat(export.goOn()).isFalse();
+        assertThat(closed[0]).isFalse();
+    }
+
+    @Test
+    void should_refuse_an_export_when_the_archive_holds_a_link_or_a_directory() {
+        for (byte[] tar : List.of(archive(link("a.txt", "/etc/shadow")), archive(dir("a.txt/")),
+                archive(dir("a.txt/"), file("a.txt/b", "y")))) {
+            CheckedTar.FileExport export = new CheckedTar.FileExport("a.txt", (path, size, content) -> true);
+
+            assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(tar), "the pod", export))
+                    .isInstanceOf(InvalidSpecException.class).hasMessage("'a.txt' is not a regular file");
+            assertThat(export.seen()).isFalse();
+        }
+    }
+
+    @Test
+    void should_type_a_visitors_read_failure_when_exporting() {
+        CheckedTar.FileExport export = new CheckedTar.FileExport("a.txt", (path, size, content) -> {
+            throw new IOException("disk full");
+        });
+
+        assertThatThrownBy(() -> CheckedTar.read(new ByteArrayInputStream(archive(file("a.txt", "x"))), "the pod",
+                export)).isInstanceOf(InvalidSpecException.class).hasMessage("'a.txt' could not be read");
     }
 
     // ------------------------------------------------------------------ entry types
