@@ -133,6 +133,44 @@ final class PodScripts {
             + "}\n";
 
     /**
+     * {@code iswrapper <pid> <control dir>} and {@code findwrapper <control dir>} (sets {@code $w}): a run's wrapper
+     * is found by what it is, never read from a file a program of the run can rewrite.
+     */
+    static final String FIND_WRAPPER_FUNCTION = ""
+            // A run's wrapper is the root of its exec (PPid 0: a process of the pod cannot give itself that parent)
+            // started by BOOT for this run's control folder: its command line holds BOOT's mark and the folder. What
+            // a program wrote into the control folder is never trusted. dash drops the NULs between arguments.
+            + "iswrapper() {\n"
+            + "  pp=\n"
+            + "  { while read -r k a b; do case $k in PPid:) pp=$a; break ;; esac; done; } 2>/dev/null"
+            + " <\"/proc/$1/status\"\n"
+            + "  [ \"$pp\" = 0 ] || return 1\n"
+            + "  mk=; cd=\n"
+            + "  { while IFS= read -r l || [ -n \"$l\" ]; do\n"
+            + "      case $l in *\"" + RUN_MARK_FIRST + "\"\"" + RUN_MARK_REST + "\"*) mk=1 ;; esac\n"
+            + "      case $l in *\"$2\"*) cd=1 ;; esac\n"
+            + "    done; } 2>/dev/null <\"/proc/$1/cmdline\"\n"
+            + "  [ -n \"$mk\" ] && [ -n \"$cd\" ]\n"
+            + "}\n"
+            // The wrapper of the run whose control folder is $1, or nothing: found by what it is, never by a file.
+            + "findwrapper() {\n"
+            + "  w=\n"
+            + "  for p in /proc/[0-9]*; do\n"
+            + "    n=${p#/proc/}\n"
+            + "    [ \"$n\" = \"$$\" ] && continue\n"
+            + "    iswrapper \"$n\" \"$1\" && { w=$n; return 0; }\n"
+            + "  done\n"
+            + "  return 1\n"
+            + "}\n";
+
+    /**
+     * The mark in {@link #BOOT}'s text by which the kill and signal scripts know a run's wrapper, in two halves so
+     * that no script that looks for it contains it whole.
+     */
+    static final String RUN_MARK_FIRST = "codeexec-";
+    static final String RUN_MARK_REST = "run-wrapper";
+
+    /**
      * The wrapper of every run: {@link ContainerShell#run} with the tree kill of this class. Arguments as there, the
      * third ({@code <tree>}) being the stdin mode: {@code raw} (protocol v5 ends stdin itself) or {@code framed}
      * (protocol v4: {@link ContainerShell#FRAMED_STDIN_DECODER}). The wrapper writes its own pid to
@@ -142,7 +180,7 @@ final class PodScripts {
     static final String RUN = ContainerShell.run(KILL_TREE_FUNCTION,
             "echo \"$$\" >\"$c/shell\" || exit 125\n[ -e \"$c/killed\" ] && exit 137\n",
             "{ if [ \"$g\" = framed ]; then " + ContainerShell.FRAMED_STDIN_DECODER + "; else cat; fi; }",
-            "killtree \"$$\" \"$$\"");
+            "killtree \"$$\" \"$$\"; killtree 1 1");
 
     /** The stdin mode argument of {@link #RUN} for a protocol that can end stdin, and for one that cannot. */
     static final String STDIN_RAW = "raw";
@@ -157,7 +195,8 @@ final class PodScripts {
      * Needs a {@code head -c} that reads no more than asked, as the framed decoder does; {@link #RUN} is ASCII, so
      * its length in characters is its length in bytes.
      */
-    static final String BOOT = "IFS= read -r n && s=$(head -c \"$n\"; echo .) && s=${s%.} && [ \"${#s}\" = \"$n\" ]"
+    static final String BOOT = ": " + RUN_MARK_FIRST + RUN_MARK_REST + "\n"
+            + "IFS= read -r n && s=$(head -c \"$n\"; echo .) && s=${s%.} && [ \"${#s}\" = \"$n\" ]"
             + " && eval \"$s\" || exit 125";
 
     /** The first bytes of a run's stdin, before the program's: {@link #RUN} as one frame, read by {@link #BOOT}. */
@@ -176,12 +215,13 @@ final class PodScripts {
      * mark first, which the wrapper checks after writing its pid: either the wrapper sees the mark and exits, or this
      * script sees the pid.
      */
-    static final String KILL_TREE = KILL_TREE_FUNCTION
+    static final String KILL_TREE = KILL_TREE_FUNCTION + FIND_WRAPPER_FUNCTION
             // Built-ins first: at the pids limit the directory exists (the run is under way) and no mkdir is needed.
             + "[ -d \"$1\" ] || mkdir -p -- \"$1\" 2>/dev/null; : >\"$1/killed\" 2>/dev/null\n"
-            + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
-            + "[ -n \"$w\" ] || exit 0\n"
-            + "killtree \"$w\" \"$$\"\n"
+            + "findwrapper \"$1\" && killtree \"$w\" \"$$\"\n"
+            // Orphans under PID 1 are what a run left when its wrapper was killed from inside (a live wrapper is its
+            // run's subreaper, so none of a live run's processes is there): they go too.
+            + "killtree 1 1\n"
             + "exit 0\n";
 
     /**
@@ -189,9 +229,9 @@ final class PodScripts {
      * directory), only while that pid is still a descendant of the run's wrapper: a pid the kernel gave to another
      * process since is not signalled.
      */
-    static final String SIGNAL = ""
+    static final String SIGNAL = FIND_WRAPPER_FUNCTION
             + "read -r p <\"$1/pid\" 2>/dev/null || exit 0\n"
-            + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
+            + "findwrapper \"$1\" || exit 0\n"
             + "x=$p; i=0\n"
             + "while [ $i -lt 64 ] && [ -n \"$x\" ] && [ \"$x\" != 0 ] && [ \"$x\" != 1 ]; do\n"
             + "  pp=\n"
