@@ -101,12 +101,15 @@ class PodExecChannelTest {
         String daemon = dir + "/daemon";
         ChannelProcess p = start(PodScripts.Reaper.PYTHON, "sh", "-c", DAEMON, "prog", daemon);
         long d = awaitPid(daemon);
+        assertThat(Files.exists(host(control))).as("positive control: the run's control folder").isTrue();
         p.killTree();
         assertThat(p.exit().get()).isEqualTo(137);
         while (alive(d)) {
             Thread.sleep(10); // SIGKILL was sent; the kernel ends it (bounded by the class timeout)
         }
         assertThat(channel.failure()).isNull();
+        // The kill returned after its script removed the killed wrapper's folder: no mark is left behind.
+        assertThat(Files.exists(host(control))).isFalse();
     }
 
     @Test
