@@ -39,8 +39,9 @@ import java.util.concurrent.TimeoutException;
  * send queue to its send, makes them take turns, and a writer waits (never on the websocket thread, never holding the
  * lock) while a previous message is still being sent. {@link #close()} may be called from any thread. A second lock,
  * {@code deliveryLock}, is held by the websocket thread while it hands one frame to the receiver (which must not
- * block) and by whoever ends the socket while it completes the futures, so that {@link #closed()} never completes in
- * the middle of a delivery: a {@link #close()} from another thread waits at most for the frame being delivered. No
+ * block) and by whoever ends the socket while it marks it ended, before the futures complete (outside the lock), so
+ * that {@link #closed()} never completes in the middle of a delivery: a {@link #close()} from another thread waits at
+ * most for the frame being delivered. No
  * lock is held while the far side is waited for.
  */
 final class ExecSocket {
@@ -294,11 +295,12 @@ final class ExecSocket {
 
     private void end(Throwable cause) {
         synchronized (deliveryLock) {
-            ended = true;
-            exit.completeExceptionally(new BackendUnavailableException("the exec stream of pod " + what
-                    + " ended without an exit status", cause));
-            closed.complete(null);
+            ended = true; // waits for the frame being delivered; none is delivered after
         }
+        // Completed outside the lock: their callbacks (the run's end) may take other locks or close this socket.
+        exit.completeExceptionally(new BackendUnavailableException("the exec stream of pod " + what
+                + " ended without an exit status", cause));
+        closed.complete(null);
     }
 
     private void status(String json) {
@@ -339,18 +341,16 @@ final class ExecSocket {
                     byte ch = bytes.get();
                     byte[] b = new byte[bytes.remaining()];
                     bytes.get(b);
-                    synchronized (deliveryLock) {
-                        if (ended) {
-                            return; // closed by the client: what still comes is dropped
-                        }
-                        if (ch == 1 || ch == 2) {
-                            if (b.length > 0) {
-                                receiver.output(ch == 1 ? StdStream.STDOUT : StdStream.STDERR, b, 0, b.length);
-                                held = holdStdout && ch == 1;
+                    if ((ch == 1 || ch == 2) && b.length > 0) {
+                        synchronized (deliveryLock) {
+                            if (ended) {
+                                return; // closed by the client: what still comes is dropped
                             }
-                        } else if (ch == STATUS && b.length > 0) {
-                            status(new String(b, StandardCharsets.UTF_8));
+                            receiver.output(ch == 1 ? StdStream.STDOUT : StdStream.STDERR, b, 0, b.length);
+                            held = holdStdout && ch == 1;
                         }
+                    } else if (ch == STATUS && b.length > 0) {
+                        status(new String(b, StandardCharsets.UTF_8)); // after an end: exit is already complete
                     }
                 }
             } finally {

@@ -79,7 +79,7 @@ class PodScriptsAttackTest {
             String c = control();
             Process run = startRun(reaper, c, "sh", "-c", DAEMON + "exit 3", "prog", "/tmp/daemon-" + reaper);
             assertThat(exit(run)).as(reaper.name()).isEqualTo(3);
-            assertThat(alive(pidIn("/tmp/daemon-" + reaper))).as(reaper.name()).isFalse();
+            assertDies(pidIn("/tmp/daemon-" + reaper), reaper.name());
             assertThat(exists(c)).as(reaper.name()).isFalse();
         }
     }
@@ -93,7 +93,7 @@ class PodScriptsAttackTest {
         assertThat(ppid(d)).isEqualTo(1);
         // ...until a run ends: what is under PID 1 besides the init's own sleep was left by someone.
         assertThat(exit(startRun(PodScripts.Reaper.PERL, control(), "true"))).isZero();
-        assertThat(alive(d)).isFalse();
+        assertDies(d, "the process");
     }
 
     @Test
@@ -105,7 +105,7 @@ class PodScriptsAttackTest {
             awaitFile(c + "/pid");
             assertThat(kill(c, true)).isZero();
             assertThat(exit(run)).isEqualTo(137);
-            assertThat(alive(d)).as(reaper.name()).isFalse();
+            assertDies(d, reaper.name());
             assertThat(exists(c)).as("the killed run's control folder").isFalse();
         }
     }
@@ -118,7 +118,7 @@ class PodScriptsAttackTest {
             String c = control();
             long d = killOwnWrapper(reaper, c);
             assertThat(kill(c, false)).isZero(); // the engine's sweep after an exit of 137, or a later kill
-            assertThat(alive(d)).as(reaper.name()).isFalse();
+            assertDies(d, reaper.name());
             assertThat(exists(c)).as("the dead wrapper's control folder").isFalse();
         }
     }
@@ -127,7 +127,7 @@ class PodScriptsAttackTest {
     void should_kill_the_daemon_of_a_program_that_killed_its_wrapper_when_the_next_run_ends() throws Exception {
         long d = killOwnWrapper(PodScripts.Reaper.PERL, control());
         assertThat(exit(startRun(PodScripts.Reaper.PERL, control(), "true"))).isZero();
-        assertThat(alive(d)).isFalse();
+        assertDies(d, "the process");
     }
 
     /**
@@ -169,7 +169,7 @@ class PodScriptsAttackTest {
 
         assertThat(kill(c, true)).isZero(); // the attacker's timeout
         assertThat(exit(a)).isEqualTo(137);
-        assertThat(alive(aProgram)).isFalse();
+        assertDies(aProgram, "the process");
         assertThat(alive(bWrapper)).as("the other run's wrapper").isTrue();
         assertThat(alive(bProgram)).as("the other run's program").isTrue();
 
@@ -192,7 +192,7 @@ class PodScriptsAttackTest {
         write(c + "/pid", program + "\n");
         assertThat(signal(c, "KILL")).isZero();
         assertThat(exit(run)).isEqualTo(137);
-        assertThat(alive(program)).isFalse();
+        assertDies(program, "the process");
     }
 
     // --- (c) decoys that fake the wrapper -----------------------------------------------------------------------
@@ -248,7 +248,7 @@ class PodScriptsAttackTest {
         System.out.printf("fork loop at %d pids killed in %d ms%n", PIDS,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
         assertThat(exit(run)).isEqualTo(137);
-        assertThat(others()).isEmpty();
+        Await.until("every process of the loop gone (SIGKILL was sent to each)", () -> others().isEmpty());
     }
 
     @Test
@@ -381,6 +381,14 @@ class PodScriptsAttackTest {
             return null;
         }
         return null;
+    }
+
+    /**
+     * Waits until a process the scripts killed is gone or a zombie: {@code kill} returns once SIGKILL is sent, and the
+     * kernel ends the process after (the bound only ends a hung test: without the fix nothing ever kills it).
+     */
+    private void assertDies(long pid, String what) {
+        Await.until(what + " (" + pid + ") dies", () -> !alive(pid));
     }
 
     private boolean alive(long pid) {
