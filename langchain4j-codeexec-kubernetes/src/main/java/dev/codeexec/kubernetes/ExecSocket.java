@@ -29,15 +29,20 @@ import java.util.concurrent.TimeoutException;
  * {@code metav1.Status}), 255 close. The outcome is {@link #exit()}: the exit status from channel 3, or an
  * {@link ExecStatusException} for a failure without an exit code (the command was not found, the container is gone),
  * or a {@link BackendUnavailableException} when the socket closed or broke with no status: the outcome is unknown,
- * never exit 0. {@link #closed()} completes when the socket closed, after every output frame was delivered.
+ * never exit 0. {@link #closed()} completes when the socket closed or {@link #close()} was called; no output reaches
+ * the {@link Receiver} after it completed (frames that arrive once {@link #close()} began are dropped).
  *
  * <p>Thread roles: {@link #open} runs on the caller's thread and waits for the upgrade. The client's websocket thread
  * decodes frames, hands output to the {@link Receiver} and completes the futures; it never waits for anything and
  * asks for the next message ({@link WebSocket#request()}) after each. {@link #send} may be called from several writer
  * threads (the run's preamble, the core's stdin thread, stdin's end); one lock, held only from a writer's look at the
  * send queue to its send, makes them take turns, and a writer waits (never on the websocket thread, never holding the
- * lock) while a previous message is still being sent. {@link #close()} may
- * be called from any thread. No lock is held while the far side is waited for.
+ * lock) while a previous message is still being sent. {@link #close()} may be called from any thread. A second lock,
+ * {@code deliveryLock}, is held by the websocket thread while it hands one frame to the receiver (which must not
+ * block) and by whoever ends the socket while it marks it ended, before the futures complete (outside the lock), so
+ * that {@link #closed()} never completes in the middle of a delivery: a {@link #close()} from another thread waits at
+ * most for the frame being delivered. No
+ * lock is held while the far side is waited for.
  */
 final class ExecSocket {
 
@@ -111,6 +116,12 @@ final class ExecSocket {
 
     /** Held by a writer from its look at the send queue to its send ({@link #sendMessage}). */
     private final Object sendLock = new Object();
+
+    /** Held while one frame is delivered, and while the socket is ended (see the class). */
+    private final Object deliveryLock = new Object();
+
+    /** Set under {@link #deliveryLock} when the socket ends: later frames are dropped. */
+    private boolean ended;
 
     private ExecSocket(Protocol protocol, String what, Receiver receiver, boolean holdStdout) {
         this.protocol = protocol;
@@ -271,17 +282,22 @@ final class ExecSocket {
 
     /**
      * Closes the socket from any thread; a program still running gets no status, so {@link #exit()} fails (unknown)
-     * unless the status came first. Does not wait.
+     * unless the status came first. Does not wait for the far side; waits at most for the frame being delivered, and
+     * no output is delivered after it returns.
      */
     void close() {
+        end(null); // first: from here on, frames are dropped
         WebSocket ws = socket;
         if (ws != null) {
             ws.sendClose(1000, "closed by the client");
         }
-        end(null);
     }
 
     private void end(Throwable cause) {
+        synchronized (deliveryLock) {
+            ended = true; // waits for the frame being delivered; none is delivered after
+        }
+        // Completed outside the lock: their callbacks (the run's end) may take other locks or close this socket.
         exit.completeExceptionally(new BackendUnavailableException("the exec stream of pod " + what
                 + " ended without an exit status", cause));
         closed.complete(null);
@@ -325,13 +341,16 @@ final class ExecSocket {
                     byte ch = bytes.get();
                     byte[] b = new byte[bytes.remaining()];
                     bytes.get(b);
-                    if (ch == 1 || ch == 2) {
-                        if (b.length > 0) {
+                    if ((ch == 1 || ch == 2) && b.length > 0) {
+                        synchronized (deliveryLock) {
+                            if (ended) {
+                                return; // closed by the client: what still comes is dropped
+                            }
                             receiver.output(ch == 1 ? StdStream.STDOUT : StdStream.STDERR, b, 0, b.length);
                             held = holdStdout && ch == 1;
                         }
                     } else if (ch == STATUS && b.length > 0) {
-                        status(new String(b, StandardCharsets.UTF_8));
+                        status(new String(b, StandardCharsets.UTF_8)); // after an end: exit is already complete
                     }
                 }
             } finally {

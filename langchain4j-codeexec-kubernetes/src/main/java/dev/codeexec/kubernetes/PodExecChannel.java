@@ -27,24 +27,31 @@ import org.slf4j.LoggerFactory;
  *       script itself as the first frame of stdin ({@link PodScripts#runPreamble()}).</li>
  *   <li>Output: frames of channels 1 and 2, pushed into the core's sink by the websocket's thread (through the
  *       listing filter when the wrapper lists folders).</li>
- *   <li>Exit: the status on channel 3. A socket that closes without one, not killed, lost the run: {@link #failure()}
+ *   <li>Exit: the status on channel 3. One of 128 or more, not killed (a signal ended the program, or the program
+ *       killed its wrapper, whose own end then never ran), is reported once a second exec of
+ *       {@link PodScripts#KILL_TREE} swept the orphans the run may have left under PID 1, on {@link #WAITER}.
+ *       A socket that closes without one, not killed, lost the run: {@link #failure()}
  *       reports it (the engine's outcome-unknown result), and the run's tree is killed by a second exec on
  *       {@link #WAITER}, never on the websocket's thread.</li>
  *   <li>Stdin: {@link ChunkedStdin} as channel-0 frames; its end is {@code [255, 0]} under v5, the framed end
  *       {@code 0\n} under v4.</li>
  *   <li>Tree kill: a second exec of {@link PodScripts#KILL_TREE} (the wrapper is a subreaper when the pod has a
- *       launcher); signal: a second exec of {@link PodScripts#SIGNAL}; closing the stream closes the socket.</li>
+ *       launcher), with the {@code killed} mark only while the exit is not known; signal: a second exec of {@link PodScripts#SIGNAL}; closing the stream closes the socket.</li>
  * </ul>
  *
  * <p>Thread roles and locks are {@link RemoteProcessChannel}'s: the websocket's thread only decodes, pushes into the
- * sink and completes futures; kill and signal execs run on the thread that asks for them; no lock is taken here.
+ * sink and completes futures; kill and signal execs run on the thread that asks for them, the sweep after an exit and
+ * the kill after a lost stream on {@link #WAITER}; no lock is taken here.
  */
 final class PodExecChannel extends RemoteProcessChannel {
 
     private static final Logger LOG = LoggerFactory.getLogger(PodExecChannel.class);
 
-    /** How long a kill or signal exec may take. */
-    static final Duration HELPER_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long a kill or signal exec may take: a few seconds, so that a timed-out run returns promptly even when the
+     * API server is slow (the kill script goes on in the pod when the engine stops waiting for it).
+     */
+    static final Duration HELPER_TIMEOUT = Duration.ofSeconds(5);
 
     /** Kills the trees of runs whose stream was lost, off the websocket's thread. */
     static final ExecutorService WAITER = Executors.newCachedThreadPool(
@@ -140,6 +147,8 @@ final class PodExecChannel extends RemoteProcessChannel {
     private final class PodProcess extends RemoteProcess {
         final ExecSocket socket;
         final OutputSink output;
+        /** Set when the exit status arrived: a kill after it leaves no mark (the wrapper ran and ended). */
+        volatile boolean ended;
 
         PodProcess(ExecSocket socket, PodStdin stdin, OutputSink output) {
             super(stdin);
@@ -147,8 +156,28 @@ final class PodExecChannel extends RemoteProcessChannel {
             this.output = output;
         }
 
-        /** On the websocket's thread (or the opener's, when already done): records the exit or the loss. */
+        /**
+         * On the websocket's thread (or the opener's, when already done): records the exit or the loss. An exit of
+         * 128 or more, not killed, is recorded after the orphan sweep ({@link PodScripts#KILL_TREE} without a mark),
+         * on {@link #WAITER}.
+         */
         void onExit(Integer code, Throwable t) {
+            ended = t == null;
+            if (t == null && code >= 128 && !killed()) {
+                // A signal ended the program, or the wrapper itself (killed from inside: its end never ran, and
+                // what the run started is now under PID 1). The run ends once the orphans are swept.
+                WAITER.execute(() -> {
+                    try {
+                        exec.run(pod, PodScripts.killArgv(controlDir, false), null, null, HELPER_TIMEOUT);
+                    } catch (RuntimeException e) {
+                        LOG.debug("could not sweep the orphans of a run that ended with {}: {}", code,
+                                e.getMessage());
+                    } finally {
+                        exited(code);
+                    }
+                });
+                return;
+            }
             if (t == null) {
                 exited(code);
                 return;
@@ -162,7 +191,7 @@ final class PodExecChannel extends RemoteProcessChannel {
                 // Nothing may keep running unseen: the run is over for its caller.
                 WAITER.execute(() -> {
                     try {
-                        killRemoteTree();
+                        kill(true); // the exit is not known: the wrapper may start after this
                     } catch (RuntimeException e) {
                         LOG.debug("could not kill the tree of a run that lost its stream: {}", e.getMessage());
                     }
@@ -181,13 +210,16 @@ final class PodExecChannel extends RemoteProcessChannel {
         @Override
         protected void sendSignal(ProgramSignal signal) {
             String sig = signal == ProgramSignal.INTERRUPT ? "INT" : "TERM";
-            exec.run(pod, List.of("sh", "-c", PodScripts.SIGNAL, "sh", controlDir, sig), null, null,
-                    HELPER_TIMEOUT);
+            exec.run(pod, PodScripts.signalArgv(controlDir, sig), null, null, HELPER_TIMEOUT);
         }
 
         @Override
         protected void killRemoteTree() {
-            exec.run(pod, List.of("sh", "-c", PodScripts.KILL_TREE, "sh", controlDir), null, null, HELPER_TIMEOUT);
+            kill(!ended && !exit().isDone()); // a kill after the exit only sweeps, and leaves no mark behind
+        }
+
+        private void kill(boolean mark) {
+            exec.run(pod, PodScripts.killArgv(controlDir, mark), null, null, HELPER_TIMEOUT);
         }
 
         @Override

@@ -16,8 +16,13 @@ import java.util.Map;
  * ({@link Reaper}): every orphan of the run, a {@code setsid} double-forked daemon included, is re-parented to the
  * wrapper and stays its descendant. The tree is then the wrapper's descendants, found through the {@code PPid} links
  * of {@code /proc/<pid>/status} ({@link #KILL_TREE_FUNCTION}). Without a launcher (an image with neither
- * {@code python3} nor {@code perl}) a daemon that leaves the wrapper's tree escapes the kill; {@link #PROBE} tells the
- * engine which launcher a pod has, once per pod, so that it can say so.
+ * {@code python3} nor {@code perl}) a daemon that leaves the wrapper's tree runs under PID 1 until the run ends or is
+ * killed; {@link #PROBE} tells the engine which launcher a pod has, once per pod, so that it can say so.
+ *
+ * <p>Every process of the pod has the same user, so a program can kill its own wrapper and write anything into its
+ * control folder. Nothing a program can write is trusted: the kill and signal scripts find the wrapper by what it is
+ * ({@link #FIND_WRAPPER_FUNCTION}), and the orphans a dead wrapper left under PID 1 are killed by every kill and every
+ * run's end ({@code killorphans}).
  *
  * <p>Every script is a constant passed as {@code sh -c <script> sh <arguments...>}; nothing variable is spliced into
  * its text.
@@ -96,16 +101,22 @@ final class PodScripts {
      * and would then never reap it): every pass first walks the whole tree from the {@code PPid} links of
      * {@code /proc/<pid>/status}, then signals it, the root last (a killed parent's children are re-parented, and
      * must be known before), so what forked meanwhile is found by the next pass; a stopped process cannot fork, so a
-     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new. Shell
-     * built-ins only (no fork), so it still works at the pids limit. Zombies are skipped: their parent reaps them.
+     * fork loop cannot outrun the stop, and the kill starts only when a whole pass stopped nothing new; kill passes
+     * repeat while one killed a stopped process (what is not stopped then was born or continued since: it is killed
+     * when seen, but does not keep the loop going, so the sweep under PID 1 does not chase the init's next
+     * {@code sleep}). Shell built-ins only (no fork), so it still works at the pids limit. Zombies are skipped: their
+     * parent reaps them.
+     *
+     * <p>{@code killorphans}: {@code killtree 1 1} when PID 1 is the engine's {@link ContainerShell#INIT}.
      */
     static final String KILL_TREE_FUNCTION = ""
             + "sigone() {\n"
             + "  st=\n"
             + "  { while read -r k a b; do case $k in State:) st=$a; break ;; esac; done; } 2>/dev/null"
             + " <\"/proc/$1/status\"\n"
-            + "  case $st in ''|Z) return ;; T) [ $sig = STOP ] && return ;; esac\n"
-            + "  kill -s $sig \"$1\" 2>/dev/null && found=1\n"
+            + "  case $st in ''|Z) return ;; T) [ $sig = STOP ] && return ;; *) [ $sig = KILL ] && ns=1 ;; esac\n"
+            + "  kill -s $sig \"$1\" 2>/dev/null && [ -z \"$ns\" ] && found=1\n"
+            + "  ns=\n"
             + "}\n"
             + "killtree() {\n"
             + "  for sig in STOP KILL; do\n"
@@ -130,19 +141,71 @@ final class PodScripts {
             + "      i=$((i+1))\n"
             + "    done\n"
             + "  done\n"
+            + "}\n"
+            // Orphans: a live wrapper is its run's subreaper, so what is under PID 1 besides INIT's own sleep was
+            // left by a run whose wrapper died (killed from inside) or had no launcher. Only under the engine's INIT:
+            // under another PID 1 (a pod sharing its process namespace) its children are not the run's.
+            + "killorphans() {\n"
+            + "  l=\n"
+            + "  { IFS= read -r l; } 2>/dev/null </proc/1/cmdline\n"
+            + "  [ \"$l\" = 'sh-c" + ContainerShell.INIT + "' ] && killtree 1 1\n"
+            + "}\n";
+
+    /** The mark on {@link #BOOT}'s first line by which the kill and signal scripts know a run's wrapper, in halves. */
+    static final String RUN_MARK_FIRST = "codeexec-";
+    static final String RUN_MARK_REST = "run-wrapper";
+
+    /**
+     * {@link #BOOT} after its mark: reads {@link #RUN} from stdin and runs it. Has no single quote: the kill script
+     * quotes it whole.
+     */
+    static final String BOOT_READ = "IFS= read -r n && s=$(head -c \"$n\"; echo .) && s=${s%.} && [ \"${#s}\" = \"$n\" ]"
+            + " && eval \"$s\" || exit 125";
+
+    /**
+     * {@code iswrapper <pid> <control dir>} and {@code findwrapper <control dir>} (sets {@code $w}): a run's wrapper
+     * is found by what it is, never read from a file a program of the run can rewrite. It is the root of an exec
+     * ({@code PPid} 0: its parent, the runtime, is outside the pod's PID namespace, and no process of the pod can give
+     * itself that parent) whose command line is {@link #BOOT}'s with this control folder in its place: the first line
+     * of {@code /proc/<pid>/cmdline} (the shell's {@code read} drops the NULs between arguments) is exactly
+     * {@code sh -c} and {@link #BOOT}'s mark, the second starts with the rest of {@link #BOOT}, {@code sh}, the
+     * folder and the run folder's leading slash. Arguments further on (a program's, which a model chooses) cannot
+     * make the first two lines: they come after them.
+     */
+    static final String FIND_WRAPPER_FUNCTION = ""
+            + "iswrapper() {\n"
+            + "  pp=\n"
+            + "  { while read -r k a b; do case $k in PPid:) pp=$a; break ;; esac; done; } 2>/dev/null"
+            + " <\"/proc/$1/status\"\n"
+            + "  [ \"$pp\" = 0 ] || return 1\n"
+            + "  l1=; l2=\n"
+            // The second line may be the last, with no newline: read then fails, having read it.
+            + "  { IFS= read -r l1; IFS= read -r l2; } 2>/dev/null <\"/proc/$1/cmdline\"\n"
+            // The mark in two halves, so that this script, in a kill's own command line, never reads as one.
+            + "  [ \"$l1\" = 'sh-c: " + RUN_MARK_FIRST + "''" + RUN_MARK_REST + "' ] || return 1\n"
+            + "  case $l2 in '" + BOOT_READ + "sh'\"$2\"/*) return 0 ;; esac\n"
+            + "  return 1\n"
+            + "}\n"
+            + "findwrapper() {\n"
+            + "  w=\n"
+            + "  for wp in /proc/[0-9]*; do\n"
+            + "    wn=${wp#/proc/}\n"
+            + "    [ \"$wn\" = \"$$\" ] && continue\n"
+            + "    iswrapper \"$wn\" \"$1\" && { w=$wn; return 0; }\n"
+            + "  done\n"
+            + "  return 1\n"
             + "}\n";
 
     /**
      * The wrapper of every run: {@link ContainerShell#run} with the tree kill of this class. Arguments as there, the
      * third ({@code <tree>}) being the stdin mode: {@code raw} (protocol v5 ends stdin itself) or {@code framed}
-     * (protocol v4: {@link ContainerShell#FRAMED_STDIN_DECODER}). The wrapper writes its own pid to
-     * {@code <control dir>/shell} for the kill and signal scripts, then exits with 137 when a kill came first
-     * ({@link #KILL_TREE}).
+     * (protocol v4: {@link ContainerShell#FRAMED_STDIN_DECODER}). The wrapper exits with 137 when a kill came first
+     * ({@link #KILL_TREE}'s mark), and at its end kills what the run left: its own tree, and the orphans under PID 1.
      */
     static final String RUN = ContainerShell.run(KILL_TREE_FUNCTION,
-            "echo \"$$\" >\"$c/shell\" || exit 125\n[ -e \"$c/killed\" ] && exit 137\n",
+            "[ -e \"$c/killed\" ] && { rm -rf -- \"$c\"; exit 137; }\n",
             "{ if [ \"$g\" = framed ]; then " + ContainerShell.FRAMED_STDIN_DECODER + "; else cat; fi; }",
-            "killtree \"$$\" \"$$\"");
+            "killtree \"$$\" \"$$\"; killorphans");
 
     /** The stdin mode argument of {@link #RUN} for a protocol that can end stdin, and for one that cannot. */
     static final String STDIN_RAW = "raw";
@@ -157,8 +220,7 @@ final class PodScripts {
      * Needs a {@code head -c} that reads no more than asked, as the framed decoder does; {@link #RUN} is ASCII, so
      * its length in characters is its length in bytes.
      */
-    static final String BOOT = "IFS= read -r n && s=$(head -c \"$n\"; echo .) && s=${s%.} && [ \"${#s}\" = \"$n\" ]"
-            + " && eval \"$s\" || exit 125";
+    static final String BOOT = ": " + RUN_MARK_FIRST + RUN_MARK_REST + "\n" + BOOT_READ;
 
     /** The first bytes of a run's stdin, before the program's: {@link #RUN} as one frame, read by {@link #BOOT}. */
     static byte[] runPreamble() {
@@ -171,27 +233,50 @@ final class PodScripts {
     }
 
     /**
-     * {@code sh -c KILL_TREE sh <control dir>}: kills the run's wrapper (its pid is in the control directory) and its
-     * whole tree, from a second exec. A kill that comes before the wrapper wrote its pid leaves a {@code killed}
-     * mark first, which the wrapper checks after writing its pid: either the wrapper sees the mark and exits, or this
-     * script sees the pid.
+     * {@code sh -c KILL_TREE sh <control dir> [mark]}: kills the run's wrapper ({@link #FIND_WRAPPER_FUNCTION}) and
+     * its whole tree, then the orphans under PID 1 ({@code killorphans}: what a run left when its wrapper died), from
+     * a second exec, and removes the control folder of the wrapper it killed. With {@code mark} (the run's exit is not
+     * known: its exec may not have started the wrapper yet) it first leaves a {@code killed} mark, which the wrapper
+     * checks once it runs: either the wrapper sees the mark, removes its folder and exits with 137, or it already ran
+     * when this script looked, and is found. Without, it leaves nothing behind: a kill after the run ended only sweeps.
      */
-    static final String KILL_TREE = KILL_TREE_FUNCTION
+    static final String KILL_TREE = compact(KILL_TREE_FUNCTION + FIND_WRAPPER_FUNCTION
             // Built-ins first: at the pids limit the directory exists (the run is under way) and no mkdir is needed.
-            + "[ -d \"$1\" ] || mkdir -p -- \"$1\" 2>/dev/null; : >\"$1/killed\" 2>/dev/null\n"
-            + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
-            + "[ -n \"$w\" ] || exit 0\n"
-            + "killtree \"$w\" \"$$\"\n"
-            + "exit 0\n";
+            + "if [ \"$2\" = mark ]; then\n"
+            + "  [ -d \"$1\" ] || mkdir -p -- \"$1\" 2>/dev/null; : >\"$1/killed\" 2>/dev/null\n"
+            + "fi\n"
+            + "if findwrapper \"$1\"; then\n"
+            + "  killtree \"$w\" \"$$\"; killorphans; rm -rf -- \"$1\" 2>/dev/null\n"
+            + "else\n"
+            // No wrapper: the run ended, or its wrapper died (killed from inside: the program had started, and
+            // its folder stayed), or its exec has not started it yet (the folder has no pid, and keeps the mark).
+            + "  killorphans; [ -e \"$1/pid\" ] && rm -rf -- \"$1\" 2>/dev/null\n"
+            + "fi\n"
+            + "exit 0\n");
+
+    /** {@link #KILL_TREE}'s second argument when the run's exit is not known. */
+    static final String KILL_MARK = "mark";
+
+    /** The argv of {@link #KILL_TREE} for the run whose control folder is {@code controlDir}. */
+    static List<String> killArgv(String controlDir, boolean mark) {
+        return mark ? List.of("sh", "-c", KILL_TREE, "sh", controlDir, KILL_MARK)
+                : List.of("sh", "-c", KILL_TREE, "sh", controlDir);
+    }
+
+    /** The argv of {@link #SIGNAL} ({@code INT}, {@code TERM}, ...) for the run of {@code controlDir}. */
+    static List<String> signalArgv(String controlDir, String signal) {
+        return List.of("sh", "-c", SIGNAL, "sh", controlDir, signal);
+    }
 
     /**
      * {@code sh -c SIGNAL sh <control dir> <signal>}: sends a signal to the run's program (its pid is in the control
-     * directory), only while that pid is still a descendant of the run's wrapper: a pid the kernel gave to another
-     * process since is not signalled.
+     * directory), only while that pid is still a descendant of the run's wrapper, which is found by what it is
+     * ({@link #FIND_WRAPPER_FUNCTION}): a pid the kernel gave to another process since, or one a program wrote there,
+     * is signalled only if it is of the run's own tree.
      */
-    static final String SIGNAL = ""
+    static final String SIGNAL = compact(FIND_WRAPPER_FUNCTION
             + "read -r p <\"$1/pid\" 2>/dev/null || exit 0\n"
-            + "read -r w <\"$1/shell\" 2>/dev/null || exit 0\n"
+            + "findwrapper \"$1\" || exit 0\n"
             + "x=$p; i=0\n"
             + "while [ $i -lt 64 ] && [ -n \"$x\" ] && [ \"$x\" != 0 ] && [ \"$x\" != 1 ]; do\n"
             + "  pp=\n"
@@ -200,7 +285,15 @@ final class PodScripts {
             + "  if [ \"$pp\" = \"$w\" ]; then kill -s \"$2\" \"$p\" 2>/dev/null; exit 0; fi\n"
             + "  x=$pp; i=$((i+1))\n"
             + "done\n"
-            + "exit 0\n";
+            + "exit 0\n");
+
+    /**
+     * {@code script} without the indentation of its lines, which none of these scripts needs: a script that travels
+     * in an exec's URL ({@link #KILL_TREE}, {@link #SIGNAL}) costs three bytes there for every space.
+     */
+    private static String compact(String script) {
+        return script.replaceAll("(?m)^[ ]+", "");
+    }
 
     /**
      * The argv of a run: the reaper's launcher, then {@code sh -c BOOT sh} and {@code wrapperArgs} ({@link #RUN}'s

@@ -58,15 +58,17 @@ final class FakePod implements AutoCloseable {
     private final Path base;
     private final Process bwrap;
     private final long initPid;
+    private final Path cgroup;
     private volatile boolean closed;
 
-    private FakePod(String name, long uid, long gid, Path base, Process bwrap, long initPid) {
+    private FakePod(String name, long uid, long gid, Path base, Process bwrap, long initPid, Path cgroup) {
         this.name = name;
         this.uid = uid;
         this.gid = gid;
         this.base = base;
         this.bwrap = bwrap;
         this.initPid = initPid;
+        this.cgroup = cgroup;
     }
 
     /** Whether this host can run fake pods: root, bubblewrap, nsenter and setpriv. */
@@ -90,6 +92,15 @@ final class FakePod implements AutoCloseable {
      * @param emptyDirs the absolute mount paths of the pod's writable volumes, each a fresh host temp directory
      */
     static FakePod start(String name, long uid, long gid, List<String> emptyDirs) {
+        return start(name, uid, gid, emptyDirs, null);
+    }
+
+    /**
+     * Starts a pod whose processes, the init and every exec, are in the control group {@code cgroup} (a directory of
+     * a cgroup v1 hierarchy or of cgroup v2, made by the caller, with its limits set; null for none), as a pod's
+     * containers and execs are in the pod's: its {@code pids.max} is the pod's pids limit.
+     */
+    static FakePod start(String name, long uid, long gid, List<String> emptyDirs, Path cgroup) {
         Path base = null;
         try {
             base = Files.createTempDirectory("fake-pod-");
@@ -111,14 +122,14 @@ final class FakePod implements AutoCloseable {
             }
             cmd.addAll(List.of("--remount-ro", "/", "--chdir", "/", "--as-pid-1",
                     "sh", "-c", "while :; do sleep 3600 & wait $!; done"));
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+            ProcessBuilder pb = new ProcessBuilder(inCgroup(cgroup, cmd)).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(base.resolve("bwrap.log").toFile()))
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             pb.environment().clear();
             pb.environment().put("PATH", PATH);
             Process bwrap = pb.start();
             long init = awaitInit(bwrap, base);
-            FakePod pod = new FakePod(name, uid, gid, base, bwrap, init);
+            FakePod pod = new FakePod(name, uid, gid, base, bwrap, init, cgroup);
             OPEN.add(pod);
             return pod;
         } catch (IOException e) {
@@ -178,7 +189,7 @@ final class FakePod implements AutoCloseable {
                 "-p", "-m", "-i", "-u", "-n", "-r", "-w",
                 "/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + gid, "--clear-groups", "--no-new-privs", "--"));
         cmd.addAll(argv);
-        ProcessBuilder pb = new ProcessBuilder(cmd);
+        ProcessBuilder pb = new ProcessBuilder(inCgroup(cgroup, cmd));
         Map<String, String> env = pb.environment();
         env.clear();
         env.put("PATH", PATH);
@@ -283,6 +294,17 @@ final class FakePod implements AutoCloseable {
     @Override
     public String toString() {
         return "FakePod[" + name + ", init " + initPid + "]";
+    }
+
+    /** {@code cmd}, first moved into {@code cgroup} by a shell that then execs it; {@code cmd} when null. */
+    private static List<String> inCgroup(Path cgroup, List<String> cmd) {
+        if (cgroup == null) {
+            return cmd;
+        }
+        List<String> c = new ArrayList<>(List.of("/bin/sh", "-c", "echo $$ >\"$1/cgroup.procs\" && shift && exec \"$@\"",
+                "sh", cgroup.toString()));
+        c.addAll(cmd);
+        return c;
     }
 
     private static long awaitInit(Process bwrap, Path base) throws IOException {

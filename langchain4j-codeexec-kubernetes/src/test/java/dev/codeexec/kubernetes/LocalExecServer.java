@@ -26,7 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * channel protocol v5 or v4 like a kubelet would. Pod {@code gone} answers 404, pod {@code forbidden} 403 whatever
  * the protocol; with {@link #v4Only} a v5 offer is refused with 403 and an empty body, as the API server's
  * {@code wsstream} handshake does. {@link #breakNext} closes the next socket without a status after the first
- * stdout frame of its command. Test code only: it trusts its commands.
+ * stdout frame of its command. Given a {@link FakePod}, the commands run in it instead, entered as a kubelet enters a
+ * container (for the pod scripts, which know a run's wrapper as the root of an exec). Test code only: it trusts its
+ * commands.
  */
 final class LocalExecServer implements AutoCloseable {
 
@@ -39,8 +41,15 @@ final class LocalExecServer implements AutoCloseable {
     final List<String> protocolsOffered = new CopyOnWriteArrayList<>();
     final List<List<String>> commands = new CopyOnWriteArrayList<>();
     final AtomicInteger upgrades = new AtomicInteger();
+    private final FakePod pod;
 
     LocalExecServer() {
+        this(null);
+    }
+
+    /** A server whose commands run in {@code pod}, or on this host when null. */
+    LocalExecServer(FakePod pod) {
+        this.pod = pod;
         server.setDispatcher(new Dispatcher() {
             @Override
             public MockResponse dispatch(RecordedRequest r) {
@@ -116,7 +125,14 @@ final class LocalExecServer implements AutoCloseable {
                 pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             }
             try {
-                process = pb.start();
+                if (pod == null) {
+                    process = pb.start();
+                } else {
+                    process = pod.start(argv);
+                    if (!stdin) {
+                        process.getOutputStream().close();
+                    }
+                }
             } catch (IOException e) {
                 failure = e.getMessage().replace('"', '\'');
             }

@@ -7,6 +7,7 @@ import dev.codeexec.spi.ChannelProcess;
 import dev.codeexec.spi.OutputSink;
 import dev.codeexec.spi.ProgramLaunch;
 import dev.codeexec.spi.ProgramSignal;
+import dev.codeexec.testing.Requirements;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,14 +18,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link PodExecChannel} running the real run wrapper ({@link PodScripts#RUN}) through a scripted API server whose
- * execs run on this host ({@link LocalExecServer}): output, exit, stdin to its end under v5 and v4, the tree kill
- * (a {@code setsid} daemon included, and escaping without the subreaper launcher: the positive control), a signal,
- * a broken stream as an unknown outcome.
+ * execs run in a {@link FakePod} ({@link LocalExecServer}): output, exit, stdin to its end under v5 and v4, the tree
+ * kill (a {@code setsid} daemon included, with and without the subreaper launcher), a signal, a broken stream as an
+ * unknown outcome.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PodExecChannelTest {
@@ -33,22 +35,32 @@ class PodExecChannelTest {
     private static final String DAEMON = "setsid sh -c 'sleep 1000 & echo $! >\"$1\"' sh \"$1\" &"
             + " while [ ! -s \"$1\" ]; do sleep 0.01; done; sleep 1000";
 
-    private final LocalExecServer server = new LocalExecServer();
-    private final Path dir;
-    private final Path control;
+    private FakePod pod;
+    private LocalExecServer server;
+    private final String dir = PodLayout.ROOT;
+    private final String control = PodLayout.CONTROL + "/" + java.util.UUID.randomUUID();
     private final Out out = new Out();
 
-    PodExecChannelTest() throws Exception {
-        dir = Files.createTempDirectory("pod-exec-channel-");
-        control = dir.resolve("control");
+    @BeforeEach
+    void startPod() {
+        Requirements.require(FakePod.available(), "root with bwrap, nsenter and setpriv (the fake pod)");
+        pod = FakePod.start("channel");
+        server = new LocalExecServer(pod);
     }
 
     @AfterEach
-    void close() throws Exception {
-        server.close();
-        try (var s = Files.walk(dir)) {
-            s.sorted((a, b) -> b.compareTo(a)).forEach(f -> f.toFile().delete());
+    void close() {
+        if (server != null) {
+            server.close();
         }
+        if (pod != null) {
+            pod.close();
+        }
+    }
+
+    /** A path of the pod, seen from this host. */
+    private Path host(String podPath) {
+        return Path.of("/proc", Long.toString(pod.initPid()), "root", podPath.substring(1));
     }
 
     @Test
@@ -86,29 +98,31 @@ class PodExecChannelTest {
 
     @Test
     void should_kill_the_program_and_its_setsid_daemon_when_the_tree_is_killed() throws Exception {
-        Path daemon = dir.resolve("daemon");
-        ChannelProcess p = start(PodScripts.Reaper.PYTHON, "sh", "-c", DAEMON, "prog", daemon.toString());
+        String daemon = dir + "/daemon";
+        ChannelProcess p = start(PodScripts.Reaper.PYTHON, "sh", "-c", DAEMON, "prog", daemon);
         long d = awaitPid(daemon);
+        assertThat(Files.exists(host(control))).as("positive control: the run's control folder").isTrue();
         p.killTree();
         assertThat(p.exit().get()).isEqualTo(137);
         while (alive(d)) {
             Thread.sleep(10); // SIGKILL was sent; the kernel ends it (bounded by the class timeout)
         }
         assertThat(channel.failure()).isNull();
+        // The kill returned after its script removed the killed wrapper's folder: no mark is left behind.
+        assertThat(Files.exists(host(control))).isFalse();
     }
 
     @Test
-    void should_show_the_daemon_escaping_the_tree_kill_when_the_pod_has_no_subreaper_launcher() throws Exception {
-        // Positive control: the same kill without the launcher. Nothing signals the orphan, so it is still alive.
-        Path daemon = dir.resolve("daemon");
-        ChannelProcess p = start(PodScripts.Reaper.NONE, "sh", "-c", DAEMON, "prog", daemon.toString());
+    void should_kill_a_setsid_daemon_that_left_the_tree_when_the_pod_has_no_subreaper_launcher() throws Exception {
+        String daemon = dir + "/daemon";
+        ChannelProcess p = start(PodScripts.Reaper.NONE, "sh", "-c", DAEMON, "prog", daemon);
         long d = awaitPid(daemon);
-        try {
-            p.killTree();
-            p.exit().get();
-            assertThat(alive(d)).isTrue();
-        } finally {
-            ProcessHandle.of(d).ifPresent(ProcessHandle::destroyForcibly);
+        // Positive control: without the launcher the orphan left the run's tree for PID 1.
+        assertThat(ppid(d)).isEqualTo(1);
+        p.killTree();
+        assertThat(p.exit().get()).isEqualTo(137);
+        while (alive(d)) {
+            Thread.sleep(10); // SIGKILL was sent to the orphans under PID 1 (bounded by the class timeout)
         }
     }
 
@@ -116,7 +130,7 @@ class PodExecChannelTest {
     void should_signal_the_program_not_its_wrapper() throws Exception {
         ChannelProcess p = start(PodScripts.Reaper.PYTHON, "sh", "-c",
                 "trap 'echo term; exit 5' TERM; echo ready; while :; do sleep 1; done");
-        while (!out.stdout().contains("ready") || !Files.exists(control.resolve("pid"))) {
+        while (!out.stdout().contains("ready") || !Files.exists(host(control + "/pid"))) {
             Thread.sleep(10);
         }
         p.signal(ProgramSignal.TERMINATE);
@@ -140,16 +154,17 @@ class PodExecChannelTest {
     private PodExecChannel channel;
 
     private ChannelProcess start(PodScripts.Reaper reaper, String... program) {
-        List<String> args = new ArrayList<>(List.of(control.toString(), dir.resolve("run").toString(),
+        List<String> args = new ArrayList<>(List.of(control, dir + "/.run",
                 PodScripts.STDIN_RAW, "/", "- - -", "0", "-", "-", "-", "-", "-", "env", "-i",
                 "PATH=/usr/local/bin:/usr/bin:/bin"));
         args.addAll(List.of(program));
-        channel = new PodExecChannel(server.podExec(), "p", control.toString(), null);
+        channel = new PodExecChannel(server.podExec(), "p", control, null);
         return channel.start(new ProgramLaunch(PodScripts.runArgv(reaper, args), Map.of(), "/", null,
                 Duration.ofSeconds(60), 1 << 20, null), out);
     }
 
-    private static long awaitPid(Path file) throws Exception {
+    private long awaitPid(String podPath) throws Exception {
+        Path file = host(podPath);
         while (true) {
             if (Files.exists(file)) {
                 String s = Files.readString(file).trim();
@@ -161,9 +176,19 @@ class PodExecChannelTest {
         }
     }
 
-    /** Whether the process runs (not gone, not a zombie). */
-    private static boolean alive(long pid) throws Exception {
-        Path status = Path.of("/proc/" + pid + "/status");
+    /** The parent of a process of the pod, or -1 when it is gone. */
+    private long ppid(long pid) throws Exception {
+        for (String line : Files.readAllLines(host("/proc/" + pid + "/status"))) {
+            if (line.startsWith("PPid:")) {
+                return Long.parseLong(line.substring(5).trim());
+            }
+        }
+        return -1;
+    }
+
+    /** Whether a process of the pod runs (not gone, not a zombie). */
+    private boolean alive(long pid) throws Exception {
+        Path status = host("/proc/" + pid + "/status");
         if (!Files.exists(status)) {
             return false;
         }

@@ -126,6 +126,36 @@ class PodExecFakeClusterTest {
     }
 
     @Test
+    void should_kill_the_daemon_of_a_program_that_killed_its_wrapper_before_the_run_ends() throws Exception {
+        start(false);
+        Out out = new Out();
+        String pidFile = PodLayout.ROOT + "/daemon-" + UUID.randomUUID();
+        ChannelProcess p = run(out, "sh", "-c", "setsid sh -c 'sleep 1000 & echo $! >\"$1\"' sh \"$1\" </dev/null"
+                + " >/dev/null 2>&1 & while [ ! -s \"$1\" ]; do sleep 0.01; done; echo up; read -r go; kill -9 $PPID",
+                "prog", pidFile).start();
+        while (!out.stdout().contains("up")) {
+            Thread.sleep(10);
+        }
+        assertThat(daemonState(pidFile)).as("positive control: the daemon runs").isEqualTo("alive");
+        p.stdin().write("go\n".getBytes(StandardCharsets.UTF_8));
+        p.stdin().flush();
+        // The wrapper died (137) and its own end never ran; the channel swept the orphans before the run ended:
+        // SIGKILL was sent, and the kernel ends the daemon (bounded by the class timeout; without the sweep nothing
+        // ever kills it).
+        assertThat(p.exit().get()).isEqualTo(137);
+        while (!daemonState(pidFile).equals("dead")) {
+            Thread.sleep(10);
+        }
+    }
+
+    private String daemonState(String pidFile) {
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        exec.run("p1", List.of("sh", "-c", "read -r d <\"$1\"; s=$(grep State: /proc/$d/status 2>/dev/null);"
+                + " case $s in ''|*Z*) echo dead ;; *) echo alive ;; esac", "sh", pidFile), null, o, T);
+        return o.toString(StandardCharsets.UTF_8).trim();
+    }
+
+    @Test
     void should_report_an_unknown_outcome_when_the_stream_breaks_mid_run() throws Exception {
         start(false);
         Out out = new Out();

@@ -13,6 +13,9 @@ import java.io.PipedOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -39,6 +42,48 @@ class PodExecTest {
         assertThat(r.exitCode()).isEqualTo(3);
         assertThat(r.stderr()).isEqualTo("err\n");
         assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("out\n");
+    }
+
+    @Test
+    void should_deliver_no_output_after_closed_completed_when_the_socket_is_closed_during_output()
+            throws Exception {
+        // A command that floods stdout; the socket is closed from this thread while frames are being delivered.
+        // Safe outcomes: every delivery began and ended before closed() completed. Positive control: in at least one
+        // of the runs, close() was called while a delivery was under way.
+        int overlapped = 0;
+        for (int i = 0; i < 10; i++) {
+            AtomicReference<ExecSocket> socket = new AtomicReference<>();
+            AtomicBoolean inside = new AtomicBoolean();
+            AtomicInteger frames = new AtomicInteger();
+            AtomicInteger late = new AtomicInteger();
+            ExecSocket s = server.podExec().open("p", p -> List.of("yes"), false, (stream, b, off, len) -> {
+                ExecSocket me = socket.get();
+                if (me != null && me.closed().isDone()) {
+                    late.incrementAndGet();
+                }
+                inside.set(true);
+                long until = System.nanoTime() + 200_000; // a slow sink, so that close() meets a delivery
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                inside.set(false);
+                if (me != null && me.closed().isDone()) {
+                    late.incrementAndGet(); // the delivery went on after closed() completed
+                }
+                frames.incrementAndGet();
+            }, false);
+            socket.set(s);
+            while (frames.get() < 5) {
+                Thread.sleep(1);
+            }
+            boolean during = inside.get();
+            s.close();
+            assertThat(s.closed()).isDone();
+            server.processes.get(i).destroyForcibly();
+            assertThat(late.get()).as("deliveries after closed() completed").isZero();
+            overlapped += during ? 1 : 0;
+        }
+        assertThat(overlapped).as("runs whose close() met a delivery").isPositive();
     }
 
     @Test

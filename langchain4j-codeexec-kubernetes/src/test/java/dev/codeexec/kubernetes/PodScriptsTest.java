@@ -21,6 +21,18 @@ class PodScriptsTest {
     }
 
     @Test
+    void should_sweep_orphans_only_under_the_init_the_pods_run() {
+        // killorphans recognises PID 1 by its command line: the pod spec's init must be that very one.
+        assertThat(PodSpecs.INIT).containsExactly("sh", "-c", dev.codeexec.spi.ContainerShell.INIT);
+        assertThat(PodScripts.KILL_TREE).contains("'sh-c" + dev.codeexec.spi.ContainerShell.INIT + "'");
+        // The kill script quotes BOOT's text whole in single quotes, and it is BOOT's second line.
+        assertThat(PodScripts.BOOT_READ).doesNotContain("'").doesNotContain("\n");
+        assertThat(PodScripts.BOOT).isEqualTo(": " + PodScripts.RUN_MARK_FIRST + PodScripts.RUN_MARK_REST + "\n"
+                + PodScripts.BOOT_READ);
+        assertThat(PodScripts.KILL_TREE).doesNotContain(PodScripts.RUN_MARK_FIRST + PodScripts.RUN_MARK_REST);
+    }
+
+    @Test
     void should_run_a_script_that_arrived_whole() throws Exception {
         String script = "echo ran \"$1\"\n";
         Outcome o = boot(script.length() + "\n" + script, "arg");
