@@ -14,8 +14,9 @@ import java.util.TreeMap;
  * come the engine's {@link ShellEnvironmentPolicy}: its {@code set} values over the host environment the builder was
  * given explicitly ({@code hostEnvironment(...)}; none by default, so no variable of the JVM's host reaches a pod),
  * then the run's own variables, the policy's {@code includeOnly} filter and the workspace's runtime variables, as
- * {@link ShellEnvironmentPolicy#finish} applies them on every backend. A clean run ({@code cleanEnv}) keeps only the
- * pod's {@code PATH} of the base: the image's commands are found, nothing else is inherited.
+ * {@link ShellEnvironmentPolicy#finish} applies them on every backend. A clean run ({@code cleanEnv}) inherits
+ * nothing, the pod's variables included, as on every backend: it gets {@link ShellEnvironmentPolicy#CLEAN_PATH}, the
+ * {@code PATH} a command policy looks commands up along.
  *
  * <p>The template's variables are the operator's choice, like the policy's {@code set}: the policy's inherit and
  * exclude steps, which filter a host's environment, do not apply to them.
@@ -27,8 +28,6 @@ final class PodEnvironment {
     private final ShellEnvironmentPolicy policy;
     /** The pod's variables under the policy's own: the base of a run that does not ask for a clean environment. */
     private final Map<String, String> base;
-    /** The base of a clean run: the pod's {@code PATH} alone. */
-    private final Map<String, String> clean;
 
     /**
      * @param template the pods' template (their environment)
@@ -37,12 +36,9 @@ final class PodEnvironment {
      */
     PodEnvironment(PodTemplate template, ShellEnvironmentPolicy policy, Map<String, String> host) {
         this.policy = policy;
-        Map<String, String> pod = PodSpecs.environment(template);
-        Map<String, String> b = new TreeMap<>(pod);
+        Map<String, String> b = new TreeMap<>(PodSpecs.environment(template));
         b.putAll(policy.base(host));
         this.base = Map.copyOf(b);
-        String path = pod.get("PATH");
-        this.clean = path == null ? Map.of() : Map.of("PATH", path);
     }
 
     /**
@@ -53,6 +49,6 @@ final class PodEnvironment {
      * @return a new map, sorted by name
      */
     Map<String, String> forRun(RunProgramSpec spec, Map<String, String> runtime) {
-        return policy.finish(spec.cleanEnv() ? clean : base, spec.env(), spec.cleanEnv(), runtime);
+        return policy.finish(spec.cleanEnv() ? Map.of() : base, spec.env(), spec.cleanEnv(), runtime);
     }
 }

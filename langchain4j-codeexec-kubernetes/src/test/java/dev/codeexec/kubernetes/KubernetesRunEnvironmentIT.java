@@ -6,6 +6,7 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspacePolicy;
+import dev.codeexec.policy.ShellEnvironmentPolicy;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -89,12 +90,13 @@ class KubernetesRunEnvironmentIT {
     }
 
     @Test
-    void should_keep_only_the_pods_path_when_a_run_asks_for_a_clean_environment() {
+    void should_inherit_nothing_of_the_pod_when_a_run_asks_for_a_clean_environment() {
         try (KubernetesEngine engine = KubernetesTesting.engine().pod(template()).build()) {
             Map<String, String> env = envOf(engine, env().cleanEnv(true).env(Map.of("BAR", "1")));
 
-            assertThat(env).containsEntry("PATH", PATH).containsEntry("BAR", "1").containsEntry("LANG", "C.UTF-8")
-                    .doesNotContainKeys("FOO", "PIP_INDEX_URL", "HTTPS_PROXY");
+            // the clean PATH every backend gives, which a command policy looks commands up along
+            assertThat(env).containsEntry("PATH", ShellEnvironmentPolicy.CLEAN_PATH).containsEntry("BAR", "1")
+                    .containsEntry("LANG", "C.UTF-8").doesNotContainKeys("FOO", "PIP_INDEX_URL", "HTTPS_PROXY");
         }
     }
 }
