@@ -231,7 +231,8 @@ public final class PodTemplate {
 
     /**
      * The pods' environment besides {@code HOME} and the proxy variables, {@code PATH} first: the container's, and the
-     * base of every run's (under the engine's environment policy and the run's own variables).
+     * base of every run's (under the engine's environment policy and the run's own variables) unless the run asks for a
+     * clean environment.
      */
     public Map<String, String> env() {
         return env;
