@@ -9,6 +9,7 @@ import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunProgramSpec;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
@@ -21,6 +22,7 @@ import dev.codeexec.spi.RunEnvironment;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
 import dev.codeexec.workspace.WorkspaceLayout;
+import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -28,7 +30,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -50,10 +51,12 @@ import org.slf4j.LoggerFactory;
  * that enforces NetworkPolicy, the RuntimeClass's handler, Pod Security Admission) is listed by
  * {@link #clusterConditions()}.
  *
- * <p>Each run: its environment is exactly the run's ({@code env -i}); its wrapper is a child subreaper, so a timeout
- * kills its whole tree inside the pod, detached daemons included; leftovers are killed when the program exits; stdin
- * reaches end of file under both protocols. Pods carry an owner reference to the engine's Lease, so the cluster
- * deletes them when the engine is gone; {@link #close()} deletes them at once.
+ * <p>Each run: its environment is exactly the run's ({@code env -i}): the pod's ({@link PodTemplate#env()}, with its
+ * {@code PATH}) under the environment policy's and the run's variables, never the JVM's ({@link PodEnvironment}); its
+ * wrapper is a child subreaper, so a timeout kills its whole tree inside the pod, detached daemons included; leftovers
+ * are killed when the program exits; stdin reaches end of file under both protocols. {@link #close()} deletes the
+ * engine's pods. They are owned by the engine's Lease: a dead engine's pods are deleted by the next sweep of any engine
+ * in the namespace, or when the Lease is deleted (also by the garbage collector, with its {@link Builder#leaseOwner}).
  *
  * <pre>{@code
  * try (KubernetesEngine engine = KubernetesEngine.builder().image("registry.example/codeexec-python:bookworm")
@@ -91,13 +94,16 @@ public final class KubernetesEngine extends AbstractEngine {
     private final Capabilities capabilities;
     private final List<String> clusterConditions;
     private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.NANOS);
+    private final PodEnvironment environment;
 
     private KubernetesEngine(Builder b, PodTemplate template) {
         super("KubernetesEngine", b, ShellEnvironmentPolicy.sandboxDefault(), ResourceLimits.builder()
                 .memoryBytes(template.limits().get("memory").getNumericalAmount().longValue()).build());
         this.template = template;
+        this.environment = new PodEnvironment(template, environmentPolicy(), b.hostEnvironment);
         this.ownsClient = b.client == null;
         this.client = b.client != null ? b.client : openClient(b.context);
+        PodWorkspaces started = null;
         try {
             String namespace = template.namespace() != null ? template.namespace()
                     : client.getNamespace() != null ? client.getNamespace() : "default";
@@ -110,29 +116,30 @@ public final class KubernetesEngine extends AbstractEngine {
                 claims.requireInstalled();
                 this.pods = null;
             } else {
-                PodWorkspaces.Settings s = PodWorkspaces.Settings.defaults().withPoolSize(b.poolSize);
+                PodWorkspaces.Settings s = PodWorkspaces.Settings.defaults().withPoolSize(b.poolSize)
+                        .withSweepAtStart(b.sweepLeftovers).withAcceptOtherPolicies(b.acceptOtherNetworkPolicies)
+                        .withLeaseOwner(LeaseOwner.resolve(b.leaseOwner, b.downwardApi == null ? System::getenv
+                                : b.downwardApi::get, client, namespace));
                 if (b.readyTimeout != null) {
                     s = s.withReadyTimeout(b.readyTimeout);
                 }
-                this.pods = new PodWorkspaces(client, template.toBuilder().namespace(namespace).build(),
-                        engineId, s);
-                if (b.sweepLeftovers) {
-                    pods.sweep();
-                }
+                started = new PodWorkspaces(client, template.toBuilder().namespace(namespace).build(), engineId, s);
+                this.pods = started;
             }
             this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId);
         } catch (RuntimeException e) {
-            if (ownsClient) {
-                client.close();
+            if (started != null) {
+                attempt(e, started::close); // its threads, pool and Lease: a failed build leaves nothing behind
             }
-            throw e;
+            throw ownsClient ? attempt(e, client::close) : e;
         }
         this.runs = new PodRuns(exec, defaultLimits().memoryBytes(), workspaces::whyGone);
         this.fs = StandardWorkspaceFS.builder().files(this::files).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
+        boolean network = template.egressProxy() != null || pods != null && pods.openedBy().isPresent();
         this.capabilities = Capabilities.builder()
                 .isolation(Isolation.CONTAINER)
-                .networkAllowed(false)
+                .networkAllowed(network)
                 .readOnlyMount(false)
                 .streaming(true)
                 .supportsCleanEnv(true)
@@ -142,7 +149,7 @@ public final class KubernetesEngine extends AbstractEngine {
                 .diskQuota(false)
                 .egressControl(EgressControl.NONE)
                 .build();
-        this.clusterConditions = clusterConditions(template, b.sandboxWarmPool != null);
+        this.clusterConditions = ClusterConditions.of(template, b.sandboxWarmPool != null);
         LOG.info("KubernetesEngine {} on {} (image {}, {})", engineId.substring(0, 8), client.getMasterUrl(),
                 template.image(), b.sandboxWarmPool == null ? "pods of its own" : "agent-sandbox warm pool "
                         + b.sandboxWarmPool);
@@ -156,26 +163,6 @@ public final class KubernetesEngine extends AbstractEngine {
                     + (context == null ? "" : " (context '" + context + "')") + ": set KUBECONFIG or ~/.kube/config, "
                     + "run in a cluster, or give the builder a client: " + e.getMessage(), e);
         }
-    }
-
-    /** What the engine's guarantees rely on that the pod spec cannot enforce by itself. */
-    private static List<String> clusterConditions(PodTemplate t, boolean claimed) {
-        List<String> c = new ArrayList<>(List.of(
-                "NetworkPolicy: the deny-all policy holds only where the cluster's network plugin enforces "
-                        + "NetworkPolicy (Calico, Cilium, ...; kindnet and plain flannel do not)",
-                "seccomp RuntimeDefault and runAsNonRoot: applied by the kubelet and the container runtime",
-                "ephemeral-storage and emptyDir size limits: the kubelet evicts a pod past them (it does not refuse "
-                        + "writes)",
-                "processes: limited only by the kubelet's podPidsLimit, where the cluster sets one (no pod field "
-                        + "exists)"));
-        if (t.runtimeClassName() != null) {
-            c.add("RuntimeClass '" + t.runtimeClassName() + "': must exist, with its handler on the nodes");
-        }
-        if (claimed) {
-            c.add("agent-sandbox: the SandboxTemplate's pod spec, checked against the engine's hardening at each "
-                    + "claim");
-        }
-        return List.copyOf(c);
     }
 
     public static Builder builder() {
@@ -263,7 +250,7 @@ public final class KubernetesEngine extends AbstractEngine {
             cwd = PodLayout.ROOT + "/" + files(ws).resolveDirectory(cwdRel);
         }
         String runDir = WorkspaceLayout.newRunDir();
-        Map<String, String> env = environment().forRun(spec,
+        Map<String, String> env = environment.forRun(spec,
                 RunEnvironment.runtimeVariables(PodLayout.ROOT, runDir, true));
         return runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
     }
@@ -302,8 +289,40 @@ public final class KubernetesEngine extends AbstractEngine {
         String sandboxWarmPool;
         boolean acceptUnhardenedSandbox;
         boolean sweepLeftovers = true;
+        boolean acceptOtherNetworkPolicies;
+        OwnerReference leaseOwner;
+        Map<String, String> hostEnvironment = Map.of();
+        Map<String, String> downwardApi; // where POD_NAME and POD_UID are looked up; null: the process environment
 
         private Builder() {
+            super.hostEnvironment(Map.of());
+        }
+
+        /** Host variables the environment policy filters into runs, over the pod's own; default none. */
+        @Override
+        public Builder hostEnvironment(Map<String, String> hostEnvironment) {
+            this.hostEnvironment = hostEnvironment == null ? Map.of() : Map.copyOf(hostEnvironment);
+            return super.hostEnvironment(this.hostEnvironment);
+        }
+
+        /**
+         * The owner of the engine's Lease, in its namespace (the application's Pod, Deployment...): deleting it has
+         * the garbage collector delete the Lease and every pod of the engine, even one that died. Default: the JVM's
+         * pod, when the downward API gives {@code POD_NAME} and {@code POD_UID} and the API server confirms it
+         * ({@link LeaseOwner}); else none.
+         */
+        public Builder leaseOwner(OwnerReference owner) {
+            this.leaseOwner = owner;
+            return this;
+        }
+
+        /**
+         * Accepts, with a warning, other NetworkPolicies that select the workspace pods and allow egress (policies
+         * add up), and says {@code networkAllowed}; default false: the build, and later new workspaces, are refused.
+         */
+        public Builder acceptOtherNetworkPolicies(boolean accept) {
+            this.acceptOtherNetworkPolicies = accept;
+            return this;
         }
 
         /**
@@ -381,7 +400,10 @@ public final class KubernetesEngine extends AbstractEngine {
             return this;
         }
 
-        /** The longest a workspace pod may live ({@code activeDeadlineSeconds}); default none. */
+        /**
+         * The longest a workspace pod may live ({@code activeDeadlineSeconds}); default the template's, 12 hours.
+         * Past it the kubelet stops the pod (the workspace is gone) and the sweeper deletes it.
+         */
         public Builder ttl(Duration ttl) {
             this.ttl = ttl;
             return this;
@@ -411,7 +433,7 @@ public final class KubernetesEngine extends AbstractEngine {
             return this;
         }
 
-        /** Deletes pods of engines that are gone (their lease expired) when the engine starts; default true. */
+        /** Deletes pods of engines that are gone (their Lease expired) at build; default true. A failure fails it. */
         public Builder sweepLeftovers(boolean sweep) {
             this.sweepLeftovers = sweep;
             return this;
@@ -419,11 +441,12 @@ public final class KubernetesEngine extends AbstractEngine {
 
         /**
          * Builds the engine: checks the settings, connects, creates the engine's Lease and the NetworkPolicy (or
-         * checks that agent-sandbox is installed), and sweeps leftovers.
+         * checks that agent-sandbox is installed), checks the namespace's other NetworkPolicies, and sweeps leftovers.
+         * A build that fails deletes what it created and stops what it started.
          *
-         * @throws InvalidSpecException        when a setting is invalid (no image, for one)
-         * @throws BackendUnavailableException when no cluster is configured or its API server refuses or does not
-         *                                     answer
+         * @throws InvalidSpecException            when a setting is invalid (no image, for one)
+         * @throws BackendUnavailableException     when no cluster is configured, or its API server refuses or is mute
+         * @throws UnsupportedCapabilityException when another NetworkPolicy lets the pods out
          */
         public KubernetesEngine build() {
             return new KubernetesEngine(this, template());

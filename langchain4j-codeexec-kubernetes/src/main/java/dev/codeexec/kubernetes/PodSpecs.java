@@ -100,16 +100,26 @@ final class PodSpecs {
                 .build();
     }
 
-    private static Container container(PodTemplate t) {
-        List<EnvVar> env = new ArrayList<>();
-        env.add(new EnvVar("HOME", PodLayout.ROOT, null));
-        t.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
+    /**
+     * The environment of the workspace container, the one list both its PID 1 and every run start from
+     * ({@link PodEnvironment}): the template's {@code env} ({@code PATH} first) and, with an egress proxy, the proxy
+     * variables. {@code HOME} is not in it: the container gets the workspace, a run its own {@code home/}.
+     */
+    static Map<String, String> environment(PodTemplate t) {
+        Map<String, String> env = new LinkedHashMap<>(t.env());
         if (t.egressProxy() != null) {
             String url = t.egressProxy().url();
             for (String k : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
-                env.add(new EnvVar(k, url, null));
+                env.put(k, url);
             }
         }
+        return env;
+    }
+
+    private static Container container(PodTemplate t) {
+        List<EnvVar> env = new ArrayList<>();
+        env.add(new EnvVar("HOME", PodLayout.ROOT, null));
+        environment(t).forEach((k, v) -> env.add(new EnvVar(k, v, null)));
         return new ContainerBuilder()
                 .withName(PodLayout.CONTAINER)
                 .withImage(t.image())
@@ -142,9 +152,11 @@ final class PodSpecs {
 
     /**
      * The NetworkPolicy of an engine's workspace pods: both directions governed, no ingress at all; no egress at all,
-     * or, with an egress proxy, TCP to the proxy only (its ClusterIP, and its pods where the template names them).
-     * No rule for DNS: the pods resolve nothing (see the class doc). A policy takes effect only where the cluster's
-     * network plugin enforces NetworkPolicy (Calico, Cilium; not kindnet or flannel alone).
+     * or, with an operator's egress proxy, TCP to the proxy only: one rule for its ClusterIP on the Service's port, and,
+     * where the template names the proxy's pods, one rule for those pods on their target port (each port only with its
+     * own peer). No rule for DNS: the pods resolve nothing (see the class doc). A policy takes effect only where the
+     * cluster's network plugin enforces NetworkPolicy (Calico, Cilium; not kindnet or flannel alone), and other
+     * policies that select the same pods add to it ({@link PolicyConflicts}).
      *
      * @param t        the template (its namespace and egress proxy)
      * @param name     the policy's name
@@ -156,11 +168,9 @@ final class PodSpecs {
         List<NetworkPolicyEgressRule> egress = new ArrayList<>();
         PodTemplate.EgressProxy proxy = t.egressProxy();
         if (proxy != null) {
-            List<NetworkPolicyPeer> to = new ArrayList<>();
-            to.add(new NetworkPolicyPeerBuilder().withNewIpBlock()
-                    .withCidr(proxy.host() + (proxy.host().contains(":") ? "/128" : "/32")).endIpBlock().build());
-            List<NetworkPolicyPort> ports = new ArrayList<>();
-            ports.add(tcp(proxy.port()));
+            NetworkPolicyPeer service = new NetworkPolicyPeerBuilder().withNewIpBlock()
+                    .withCidr(proxy.host() + (proxy.host().contains(":") ? "/128" : "/32")).endIpBlock().build();
+            egress.add(new NetworkPolicyEgressRuleBuilder().withTo(service).withPorts(tcp(proxy.port())).build());
             if (!proxy.podLabels().isEmpty()) {
                 NetworkPolicyPeerBuilder pods = new NetworkPolicyPeerBuilder().withNewPodSelector()
                         .withMatchLabels(new LinkedHashMap<>(proxy.podLabels())).endPodSelector();
@@ -168,12 +178,9 @@ final class PodSpecs {
                     pods.withNewNamespaceSelector()
                             .addToMatchLabels("kubernetes.io/metadata.name", proxy.namespace()).endNamespaceSelector();
                 }
-                to.add(pods.build());
-                if (proxy.targetPort() != proxy.port()) {
-                    ports.add(tcp(proxy.targetPort()));
-                }
+                egress.add(new NetworkPolicyEgressRuleBuilder().withTo(pods.build())
+                        .withPorts(tcp(proxy.targetPort())).build());
             }
-            egress.add(new NetworkPolicyEgressRuleBuilder().withTo(to).withPorts(ports).build());
         }
         return new NetworkPolicyBuilder()
                 .withNewMetadata()

@@ -23,8 +23,9 @@ import java.util.regex.Pattern;
  * {@code 1Gi}); each request must not exceed its limit.
  *
  * <p>Egress: without {@link Builder#egressProxy} the workspace pods can reach nothing (where the cluster's network
- * plugin enforces NetworkPolicy). With it, they reach only the proxy, by address: the pods have no DNS, the proxy
- * resolves names.
+ * plugin enforces NetworkPolicy). With it, they reach only the proxy, by address (the pods have no DNS, the proxy
+ * resolves names), and through it whatever the proxy forwards to: its rules are the operator's, the engine does not
+ * check them, and its {@code describe()} says {@code networkAllowed}.
  */
 public final class PodTemplate {
 
@@ -228,7 +229,11 @@ public final class PodTemplate {
         return activeDeadline;
     }
 
-    /** The container's environment besides {@code HOME} and the proxy variables, {@code PATH} first. */
+    /**
+     * The pods' environment besides {@code HOME} and the proxy variables, {@code PATH} first: the container's, and the
+     * base of every run's (under the engine's environment policy and the run's own variables) unless the run asks for a
+     * clean environment.
+     */
     public Map<String, String> env() {
         return env;
     }
@@ -394,15 +399,19 @@ public final class PodTemplate {
             return this;
         }
 
-        /** Extra environment; {@code PATH} defaults to {@link #DEFAULT_PATH}; {@code HOME} and proxies are refused. */
+        /**
+         * Extra environment of the pods, which every run in them starts from; {@code PATH} defaults to
+         * {@link #DEFAULT_PATH}; {@code HOME} and the proxy variables are the engine's and refused.
+         */
         public Builder env(Map<String, String> env) {
             this.env = new LinkedHashMap<>(env);
             return this;
         }
 
         /**
-         * The egress proxy: the one address the pods may reach, given to them as {@code HTTP_PROXY}/{@code HTTPS_PROXY}.
-         * Default none: no egress.
+         * The egress proxy: the one address the pods may reach, given to them and their runs as {@code HTTP_PROXY} and
+         * {@code HTTPS_PROXY}. The proxy is the operator's: the engine does not check what it forwards to, and reports
+         * {@code networkAllowed} for pods of a template with one. Default none: no egress.
          *
          * @param clusterIpAndPort the proxy Service's ClusterIP and port, {@code 10.96.0.20:3128} or
          *                         {@code [fd00::20]:3128}; an address, not a name, since the pods have no DNS

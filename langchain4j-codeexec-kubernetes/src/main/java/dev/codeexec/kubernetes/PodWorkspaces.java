@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -31,11 +30,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The pod lifecycle of one engine: a hardened pod per workspace ({@link PodSpecs}), made Ready or explained, deleted
- * with its workspace and when the engine closes; the engine's {@link EngineLease} that owns every pod, so the cluster
- * deletes them when the engine is gone; the sweeper of pods that dead engines left; the warm pool ({@link PodPool}).
+ * with its workspace and when the engine closes; the engine's {@link EngineLease} that owns every pod, so deleting the
+ * Lease (by the engine's close, a sweep of any engine in the namespace once it expired, by hand, or by the garbage
+ * collector when the Lease's own {@link LeaseOwner} is deleted) deletes them; the sweeper of pods that dead engines
+ * left; the warm pool ({@link PodPool}).
  *
  * <p>Lifecycle: the constructor creates the Lease and the NetworkPolicy (before any pod, so no pod is ever unfenced),
- * starts the housekeeping thread, and, with a pool, the pool's thread. {@link #create} gives a workspace a Ready pod
+ * checks that no other NetworkPolicy of the namespace opens the pods ({@link PolicyConflicts}), sweeps when asked to,
+ * and only then starts the housekeeping thread and, with a pool, the pool's thread: a constructor that fails leaves
+ * no thread, no Lease and no pod behind. {@link #create} gives a workspace a Ready pod
  * (a pooled one when there is one); {@link #pod} finds it; {@link #whyGone} explains a pod an exec could not reach;
  * {@link #delete} removes it; {@link #sweep} removes leftovers of dead engines; {@link #close} removes everything of
  * this engine.
@@ -67,21 +70,45 @@ final class PodWorkspaces implements AutoCloseable {
      * @param sweepInterval how often the sweeper runs on the housekeeping thread
      * @param leaseOwner    an owner for the engine's Lease (the application's Deployment or Pod, same namespace), so
      *                      deleting the application deletes the Lease and through it the pods; null for none
+     * @param sweepAtStart  sweep leftovers of dead engines in the constructor, before any thread starts; a failed
+     *                      sweep fails the constructor
+     * @param acceptOtherPolicies  log a warning instead of failing when another NetworkPolicy opens the pods
      */
     record Settings(Duration readyTimeout, int poolSize, Duration leaseDuration, Duration sweepInterval,
-                    OwnerReference leaseOwner) {
+                    OwnerReference leaseOwner, boolean sweepAtStart, boolean acceptOtherPolicies) {
 
-        /** Ready within 2 minutes, no pool, a 60-second Lease, a sweep every 5 minutes, no Lease owner. */
+        /**
+         * Ready within 2 minutes, no pool, a 60-second Lease, a sweep every 5 minutes, no Lease owner, no sweep at
+         * start, other NetworkPolicies that open the pods refused.
+         */
         static Settings defaults() {
-            return new Settings(Duration.ofMinutes(2), 0, Duration.ofSeconds(60), Duration.ofMinutes(5), null);
+            return new Settings(Duration.ofMinutes(2), 0, Duration.ofSeconds(60), Duration.ofMinutes(5), null, false,
+                    false);
         }
 
         Settings withPoolSize(int size) {
-            return new Settings(readyTimeout, size, leaseDuration, sweepInterval, leaseOwner);
+            return new Settings(readyTimeout, size, leaseDuration, sweepInterval, leaseOwner, sweepAtStart,
+                    acceptOtherPolicies);
         }
 
         Settings withReadyTimeout(Duration timeout) {
-            return new Settings(timeout, poolSize, leaseDuration, sweepInterval, leaseOwner);
+            return new Settings(timeout, poolSize, leaseDuration, sweepInterval, leaseOwner, sweepAtStart,
+                    acceptOtherPolicies);
+        }
+
+        Settings withLeaseOwner(OwnerReference owner) {
+            return new Settings(readyTimeout, poolSize, leaseDuration, sweepInterval, owner, sweepAtStart,
+                    acceptOtherPolicies);
+        }
+
+        Settings withSweepAtStart(boolean sweep) {
+            return new Settings(readyTimeout, poolSize, leaseDuration, sweepInterval, leaseOwner, sweep,
+                    acceptOtherPolicies);
+        }
+
+        Settings withAcceptOtherPolicies(boolean accept) {
+            return new Settings(readyTimeout, poolSize, leaseDuration, sweepInterval, leaseOwner, sweepAtStart,
+                    accept);
         }
     }
 
@@ -97,12 +124,16 @@ final class PodWorkspaces implements AutoCloseable {
     private final ScheduledExecutorService housekeeping;
     private final PodPool pool;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final PodNetworkPolicy network;
 
     /**
-     * Creates the engine's Lease and NetworkPolicy, and starts its threads.
+     * Creates the engine's Lease and NetworkPolicy, checks the namespace's other NetworkPolicies, sweeps (when the
+     * settings say so), and starts its threads. When any step fails, the Lease is deleted and no thread was started.
      *
      * @param engineId the engine instance: lower-case letters, digits and {@code -}, at most 40 characters
-     * @throws BackendUnavailableException when the API server is unreachable or refuses (named verb and resource)
+     * @throws BackendUnavailableException     when the API server is unreachable or refuses (named verb and resource)
+     * @throws UnsupportedCapabilityException when another NetworkPolicy lets the pods out and the settings do not
+     *                                         accept that
      */
     PodWorkspaces(KubernetesClient client, PodTemplate template, String engineId, Settings settings) {
         if (!engineId.matches("[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?")) {
@@ -122,8 +153,13 @@ final class PodWorkspaces implements AutoCloseable {
         } catch (KubernetesClientException e) {
             throw translate(e, "create", "leases");
         }
+        this.network = new PodNetworkPolicy(this);
         try {
-            ensurePolicy();
+            network.ensure(true);
+            network.requireClosed("");
+            if (settings.sweepAtStart()) {
+                sweep();
+            }
         } catch (RuntimeException e) {
             deleteQuietly(lease::delete);
             throw e;
@@ -140,8 +176,8 @@ final class PodWorkspaces implements AutoCloseable {
     static java.util.concurrent.ThreadFactory daemon(String name) {
         return r -> {
             Thread t = new Thread(r, name);
-            // Losing these threads with the JVM is safe: the Lease then expires and the sweeper or the cluster's
-            // garbage collector deletes what they looked after.
+            // Losing these threads with the JVM is safe: the Lease then expires, and the next sweep of any engine in
+            // the namespace deletes it and what they looked after (or the garbage collector, with the Lease's owner).
             t.setDaemon(true);
             return t;
         };
@@ -170,32 +206,17 @@ final class PodWorkspaces implements AutoCloseable {
         return Map.of(PodLabels.OWNER, PodLabels.OWNER_VALUE, PodLabels.TEMPLATE, templateHash);
     }
 
-    /** Creates the NetworkPolicy, or puts back its spec when someone changed it. */
-    private void ensurePolicy() {
-        NetworkPolicy want = PodSpecs.workspacePolicy(template, policyName(), templateSelector(), List.of());
-        want.getMetadata().setNamespace(namespace);
-        var policies = client.network().v1().networkPolicies().inNamespace(namespace);
-        try {
-            NetworkPolicy have = policies.withName(policyName()).get();
-            if (have == null) {
-                try {
-                    policies.resource(want).create();
-                } catch (KubernetesClientException e) {
-                    if (e.getCode() != 409) { // another engine of the same template made it meanwhile
-                        throw e;
-                    }
-                }
-            } else if (!want.getSpec().equals(have.getSpec())) {
-                LOG.warn("the NetworkPolicy {} in namespace {} was changed; putting its spec back", policyName(),
-                        namespace);
-                policies.withName(policyName()).edit(p -> {
-                    p.setSpec(want.getSpec());
-                    return p;
-                });
-            }
-        } catch (KubernetesClientException e) {
-            throw translate(e, "create", "networkpolicies");
-        }
+    /** Checks the NetworkPolicies now, as each Lease renewal does (for tests and diagnostics). */
+    void checkPolicies() {
+        network.ensure(false);
+    }
+
+    /**
+     * Whether another NetworkPolicy of the namespace lets the pods out, as last checked (at the start and at each
+     * Lease renewal): the policies, or empty.
+     */
+    Optional<String> openedBy() {
+        return network.openedBy();
     }
 
     BackendUnavailableException translate(KubernetesClientException e, String verb, String resource) {
@@ -215,6 +236,7 @@ final class PodWorkspaces implements AutoCloseable {
      */
     String create(String workspaceId) {
         requireOpen();
+        network.requireClosed("; refusing to create a workspace");
         String label = PodLabels.value(workspaceId);
         Optional<String> pooled = pool == null ? Optional.empty() : pool.adopt(label);
         String name = pooled.orElseGet(() -> awaitReady(createPod(label)).getMetadata().getName());
@@ -386,10 +408,14 @@ final class PodWorkspaces implements AutoCloseable {
     private void renew() {
         try {
             lease.renew();
-            ensurePolicy();
         } catch (RuntimeException e) {
             LOG.warn("could not renew the engine's Lease {} in namespace {}: {}", EngineLease.name(engineId),
                     namespace, e.getMessage());
+        }
+        try {
+            network.ensure(false);
+        } catch (RuntimeException e) {
+            LOG.warn("could not check the NetworkPolicies in namespace {}: {}", namespace, e.getMessage());
         }
     }
 
@@ -408,32 +434,6 @@ final class PodWorkspaces implements AutoCloseable {
      */
     int sweep() {
         return new PodSweeper(this).sweep();
-    }
-
-    /**
-     * Deletes a listed pod unless it changed since it was listed (a pooled pod another engine adopted meanwhile);
-     * a status change only, or a pod already gone, still counts as deleted.
-     */
-    boolean deletePod(Pod listed) {
-        String name = listed.getMetadata().getName();
-        Pod p = listed;
-        for (int attempt = 0; attempt < 3 && p != null; attempt++) {
-            if (!Objects.equals(listed.getMetadata().getLabels(), p.getMetadata().getLabels())) {
-                return false;
-            }
-            try {
-                client.pods().inNamespace(namespace).withName(name).lockResourceVersion(p.getMetadata()
-                        .getResourceVersion()).delete();
-                return true;
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != 409) {
-                    LOG.warn("could not delete workspace pod {}: {}", name, e.getMessage());
-                    return false;
-                }
-                p = client.pods().inNamespace(namespace).withName(name).get();
-            }
-        }
-        return p == null;
     }
 
     /**
@@ -459,9 +459,10 @@ final class PodWorkspaces implements AutoCloseable {
         RuntimeException failure = null;
         podByWorkspace.clear();
         try {
+            PodSweeper sweeper = new PodSweeper(this);
             for (Pod p : client.pods().inNamespace(namespace).withLabels(PodLabels.engine(engineId))
                     .withLabel(PodLabels.TEMPLATE).list().getItems()) {
-                deletePod(p);
+                sweeper.deletePod(p);
             }
         } catch (KubernetesClientException e) {
             failure = translate(e, "delete", "pods");

@@ -211,19 +211,46 @@ class PodSpecsTest {
         NetworkPolicy np = PodSpecs.workspacePolicy(t, "p", PodLabels.engine("e1"), List.of());
         Pod p = PodSpecs.workspacePod(t, "codeexec-x", PodLabels.of("e1", "ws-1", 5), List.of());
 
-        assertThat(np.getSpec().getEgress()).hasSize(1);
-        var rule = np.getSpec().getEgress().get(0);
-        assertThat(rule.getTo()).extracting(NetworkPolicyPeer::getIpBlock).filteredOn(b -> b != null)
-                .extracting("cidr").containsExactly("10.96.0.20/32");
-        NetworkPolicyPeer pods = rule.getTo().get(1);
+        // Two rules, each port with its own peer: the ClusterIP on the Service's port, the proxy's pods on their
+        // target port; never the ClusterIP on the target port or the pods on the Service's port.
+        assertThat(np.getSpec().getEgress()).hasSize(2);
+        var service = np.getSpec().getEgress().get(0);
+        assertThat(service.getTo()).singleElement().satisfies(peer -> {
+            assertThat(peer.getIpBlock().getCidr()).isEqualTo("10.96.0.20/32");
+            assertThat(peer.getPodSelector()).isNull();
+        });
+        assertThat(service.getPorts()).singleElement().satisfies(port -> {
+            assertThat(port.getProtocol()).isEqualTo("TCP");
+            assertThat(port.getPort().getIntVal()).isEqualTo(3128);
+        });
+        var proxyPods = np.getSpec().getEgress().get(1);
+        NetworkPolicyPeer pods = proxyPods.getTo().get(0);
+        assertThat(proxyPods.getTo()).hasSize(1);
+        assertThat(pods.getIpBlock()).isNull();
         assertThat(pods.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app", "egress-proxy"));
         assertThat(pods.getNamespaceSelector().getMatchLabels())
                 .isEqualTo(Map.of("kubernetes.io/metadata.name", "proxy"));
-        assertThat(rule.getPorts()).allSatisfy(port -> assertThat(port.getProtocol()).isEqualTo("TCP"))
-                .extracting(port -> port.getPort().getIntVal()).containsExactly(3128, 8080);
+        assertThat(proxyPods.getPorts()).singleElement().satisfies(port -> {
+            assertThat(port.getProtocol()).isEqualTo("TCP");
+            assertThat(port.getPort().getIntVal()).isEqualTo(8080);
+        });
         assertThat(np.getSpec().getIngress()).isEmpty();
         assertThat(c(p).getEnv()).filteredOn(e -> e.getName().equalsIgnoreCase("https_proxy")).hasSize(2)
                 .allSatisfy(e -> assertThat(e.getValue()).isEqualTo("http://10.96.0.20:3128"));
         assertThat(p.getSpec().getDnsPolicy()).isEqualTo("None");
+    }
+
+    @Test
+    void should_allow_the_proxy_address_alone_when_no_proxy_pods_are_named() {
+        PodTemplate t = TEMPLATE.toBuilder().egressProxy("10.96.0.20:3128").build();
+
+        NetworkPolicy np = PodSpecs.workspacePolicy(t, "p", PodLabels.engine("e1"), List.of());
+
+        assertThat(np.getSpec().getEgress()).singleElement().satisfies(rule -> {
+            assertThat(rule.getTo()).singleElement().extracting(peer -> peer.getIpBlock().getCidr())
+                    .isEqualTo("10.96.0.20/32");
+            assertThat(rule.getPorts()).singleElement().extracting(port -> port.getPort().getIntVal())
+                    .isEqualTo(3128);
+        });
     }
 }

@@ -14,10 +14,12 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -119,8 +121,7 @@ class PodWorkspacesTest {
     void should_put_a_given_owner_on_the_lease_when_the_application_owns_the_engine() {
         OwnerReference app = new OwnerReferenceBuilder().withApiVersion("apps/v1").withKind("Deployment")
                 .withName("agent").withUid("dep-uid").build();
-        var settings = new PodWorkspaces.Settings(Duration.ofMinutes(1), 0, Duration.ofSeconds(30),
-                Duration.ofMinutes(5), app);
+        var settings = PodWorkspaces.Settings.defaults().withLeaseOwner(app);
 
         try (PodWorkspaces owned = new PodWorkspaces(client, TEMPLATE, "engine3", settings)) {
             assertThat(client.leases().inNamespace(NS).withName("codeexec-engine-engine3").get().getMetadata()
@@ -154,10 +155,19 @@ class PodWorkspacesTest {
                 .hasMessageContaining("closed");
     }
 
-    Pod otherEnginesPod(String engine, long created) {
-        Map<String, String> labels = PodLabels.of(engine, "ws-x", created);
+    /**
+     * A pod of another engine. The API server (the mock's clock) sets its creation time; {@code createdLabel} is the
+     * creating host's clock in the {@link PodLabels#CREATED} label, which the sweeper must not trust.
+     */
+    Pod otherEnginesPod(String engine, long createdLabel) {
+        return otherEnginesPod(engine, createdLabel, TEMPLATE);
+    }
+
+    Pod otherEnginesPod(String engine, long createdLabel, PodTemplate template) {
+        Map<String, String> labels = PodLabels.of(engine, "ws-x", createdLabel);
         labels.put(PodLabels.TEMPLATE, ws.templateHash);
-        Pod p = PodSpecs.workspacePod(TEMPLATE, "codeexec-" + engine + "-" + created, labels, List.of());
+        Pod p = PodSpecs.workspacePod(template, "codeexec-" + engine + "-" + UUID.randomUUID().toString()
+                .substring(0, 8), labels, List.of());
         return client.pods().inNamespace(NS).resource(p).create();
     }
 
@@ -168,17 +178,22 @@ class PodWorkspacesTest {
                 .withRenewTime(renewed).endSpec().build()).create();
     }
 
+    /** A sweep judged an hour from now: every object made by the test is then far older than the skew allowed. */
+    int sweepAnHourLater() {
+        return new PodSweeper(ws, Clock.offset(Clock.systemUTC(), Duration.ofHours(1))).sweep();
+    }
+
     @Test
     void should_delete_the_pods_and_lease_of_an_expired_engine_and_keep_a_live_ones_when_sweeping() {
         long now = System.currentTimeMillis();
         lease("dead", EngineLease.now().minusHours(1));
-        lease("alive", EngineLease.now());
-        Pod deadPod = otherEnginesPod("dead", now - 1000);
-        Pod alivePod = otherEnginesPod("alive", now - 1000);
-        Pod orphan = otherEnginesPod("nolease", now - 1000);
+        lease("alive", EngineLease.now().plusHours(1)); // renewed just now, by the sweep's clock
+        Pod deadPod = otherEnginesPod("dead", now);
+        Pod alivePod = otherEnginesPod("alive", now);
+        Pod orphan = otherEnginesPod("nolease", now);
         String mine = ws.create("ws-1");
 
-        int deleted = ws.sweep();
+        int deleted = sweepAnHourLater();
 
         assertThat(deleted).isEqualTo(2);
         assertThat(stored(deadPod.getMetadata().getName())).isNull();
@@ -191,12 +206,12 @@ class PodWorkspacesTest {
 
     @Test
     void should_delete_a_pod_past_its_time_to_live_when_sweeping() {
-        lease("alive", EngineLease.now());
-        long ttlMillis = TEMPLATE.activeDeadline().toMillis();
-        Pod old = otherEnginesPod("alive", System.currentTimeMillis() - ttlMillis - 60_000);
-        Pod young = otherEnginesPod("alive", System.currentTimeMillis() - 60_000);
+        lease("alive", EngineLease.now().plusHours(1));
+        Pod old = otherEnginesPod("alive", System.currentTimeMillis(), TEMPLATE.toBuilder()
+                .activeDeadline(Duration.ofMinutes(1)).build());
+        Pod young = otherEnginesPod("alive", System.currentTimeMillis());
 
-        ws.sweep();
+        sweepAnHourLater();
 
         assertThat(stored(old.getMetadata().getName())).isNull();
         assertThat(stored(young.getMetadata().getName())).isNotNull();
@@ -209,7 +224,7 @@ class PodWorkspacesTest {
         Pod claimed = client.pods().inNamespace(NS).resource(PodSpecs.workspacePod(TEMPLATE, "claimed", labels,
                 List.of())).create();
 
-        ws.sweep();
+        sweepAnHourLater();
         ws.close();
 
         assertThat(stored(claimed.getMetadata().getName())).isNotNull();
@@ -223,6 +238,39 @@ class PodWorkspacesTest {
         ws.sweep();
 
         assertThat(stored(future.getMetadata().getName())).isNotNull();
+    }
+
+    @Test
+    void should_keep_a_new_pod_of_a_starting_engine_when_its_hosts_clock_is_behind() {
+        // The engine starting elsewhere has no Lease listed yet, and its host's clock is ten minutes behind: its
+        // label says the pod is old, the API server says it was just created. The sweeper believes the server.
+        Pod starting = otherEnginesPod("starting", System.currentTimeMillis() - 600_000);
+
+        ws.sweep();
+
+        assertThat(stored(starting.getMetadata().getName())).isNotNull();
+        // positive control: the same pod, still without a Lease an hour later, belongs to a dead engine
+        sweepAnHourLater();
+        assertThat(stored(starting.getMetadata().getName())).isNull();
+    }
+
+    @Test
+    void should_keep_a_live_engines_pods_when_its_hosts_clock_is_behind_the_sweepers() {
+        // renewed just now by a host whose clock is 90 s behind: past its 60 s by this host's clock, within the skew
+        lease("skewed", EngineLease.now().minusSeconds(90));
+        lease("gone", EngineLease.now().minusHours(1));
+        Pod skewed = otherEnginesPod("skewed", System.currentTimeMillis() - 600_000);
+        Pod gone = otherEnginesPod("gone", System.currentTimeMillis() - 600_000);
+
+        ws.sweep();
+
+        assertThat(stored(skewed.getMetadata().getName())).isNotNull();
+        assertThat(client.leases().inNamespace(NS).withName(EngineLease.name("skewed")).get()).isNotNull();
+        // positive control: in the same sweep, an engine that has not renewed for an hour is dead whatever the skew
+        // (its pod, just created by the server's clock, goes with its Lease: the garbage collector's part)
+        assertThat(client.leases().inNamespace(NS).withName(EngineLease.name("gone")).get()).isNull();
+        sweepAnHourLater();
+        assertThat(stored(gone.getMetadata().getName())).isNull();
     }
 
     @Test

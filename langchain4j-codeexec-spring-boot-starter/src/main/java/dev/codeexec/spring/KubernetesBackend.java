@@ -69,7 +69,8 @@ final class KubernetesBackend {
                     + "codeexec-python:bookworm in the cluster's registry");
         }
         KubernetesEngine.Builder b = KubernetesEngine.builder().image(p.getImage().strip()).artifactService(artifacts)
-                .acceptUnhardenedSandbox(p.isAcceptUnhardenedSandbox()).sweepLeftovers(p.isSweepLeftovers());
+                .acceptUnhardenedSandbox(p.isAcceptUnhardenedSandbox()).sweepLeftovers(p.isSweepLeftovers())
+                .acceptOtherNetworkPolicies(p.isAcceptOtherNetworkPolicies());
         if (client != null) {
             if (!blank(p.getContext())) {
                 throw new InvalidConfigurationPropertyValueException(PREFIX + "context", p.getContext(), "the "

@@ -54,6 +54,12 @@ public class KubernetesProperties {
     /** Whether pods of engines that are gone (their lease expired) are deleted when the engine starts. */
     private boolean sweepLeftovers = true;
 
+    /**
+     * Whether other NetworkPolicies of the namespace that select the workspace pods and allow egress are accepted,
+     * with a warning and networkAllowed reported (default: the engine refuses to start, since policies add up).
+     */
+    private boolean acceptOtherNetworkPolicies;
+
     public String getImage() {
         return image;
     }
@@ -156,5 +162,13 @@ public class KubernetesProperties {
 
     public void setSweepLeftovers(boolean sweepLeftovers) {
         this.sweepLeftovers = sweepLeftovers;
+    }
+
+    public boolean isAcceptOtherNetworkPolicies() {
+        return acceptOtherNetworkPolicies;
+    }
+
+    public void setAcceptOtherNetworkPolicies(boolean acceptOtherNetworkPolicies) {
+        this.acceptOtherNetworkPolicies = acceptOtherNetworkPolicies;
     }
 }

@@ -10,11 +10,12 @@ import java.time.Duration;
 public record BuilderSettings(KubernetesClient client, String context, String namespace, String image,
                               Long memoryBytes, Double cpus, Long workspaceBytes, String runtimeClassName,
                               Duration readyTimeout, Duration ttl, int warmPool, String agentSandbox,
-                              boolean acceptUnhardenedSandbox, boolean sweepLeftovers) {
+                              boolean acceptUnhardenedSandbox, boolean sweepLeftovers,
+                              boolean acceptOtherNetworkPolicies) {
 
     public static BuilderSettings of(KubernetesEngine.Builder b) {
         return new BuilderSettings(b.client, b.context, b.namespace, b.image, b.memoryBytes, b.cpus, b.workspaceBytes,
                 b.runtimeClassName, b.readyTimeout, b.ttl, b.poolSize, b.sandboxWarmPool, b.acceptUnhardenedSandbox,
-                b.sweepLeftovers);
+                b.sweepLeftovers, b.acceptOtherNetworkPolicies);
     }
 }

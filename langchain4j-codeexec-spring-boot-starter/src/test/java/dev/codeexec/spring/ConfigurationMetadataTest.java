@@ -40,7 +40,7 @@ class ConfigurationMetadataTest {
                 "codeexec.kubernetes.workspace-bytes", "codeexec.kubernetes.runtime-class-name",
                 "codeexec.kubernetes.ready-timeout", "codeexec.kubernetes.ttl", "codeexec.kubernetes.warm-pool",
                 "codeexec.kubernetes.agent-sandbox", "codeexec.kubernetes.accept-unhardened-sandbox",
-                "codeexec.kubernetes.sweep-leftovers");
+                "codeexec.kubernetes.sweep-leftovers", "codeexec.kubernetes.accept-other-network-policies");
 
         List<String> hinted = new ArrayList<>();
         for (JsonNode h : generated.path("hints")) {

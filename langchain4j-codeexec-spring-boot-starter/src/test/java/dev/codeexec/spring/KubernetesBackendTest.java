@@ -77,11 +77,11 @@ class KubernetesBackendTest {
                 "codeexec.kubernetes.workspace-bytes=104857600", "codeexec.kubernetes.runtime-class-name=gvisor",
                 "codeexec.kubernetes.ready-timeout=45s", "codeexec.kubernetes.ttl=2h",
                 "codeexec.kubernetes.warm-pool=3", "codeexec.kubernetes.agent-sandbox=python-pool",
-                "codeexec.kubernetes.accept-unhardened-sandbox=true", "codeexec.kubernetes.sweep-leftovers=false"),
-                null);
+                "codeexec.kubernetes.accept-unhardened-sandbox=true", "codeexec.kubernetes.sweep-leftovers=false",
+                "codeexec.kubernetes.accept-other-network-policies=true"), null);
 
         assertThat(s).isEqualTo(new BuilderSettings(null, "prod-eu", "agents", IMAGE, 268435456L, 0.5, 104857600L,
-                "gvisor", Duration.ofSeconds(45), Duration.ofHours(2), 3, "python-pool", true, false));
+                "gvisor", Duration.ofSeconds(45), Duration.ofHours(2), 3, "python-pool", true, false, true));
     }
 
     @Test
@@ -89,7 +89,7 @@ class KubernetesBackendTest {
         BuilderSettings s = settings(bind("codeexec.kubernetes.image=" + IMAGE), null);
 
         assertThat(s).isEqualTo(new BuilderSettings(null, null, null, IMAGE, null, null, null, null, null, null, 0,
-                null, false, true));
+                null, false, true, false));
     }
 
     @Test
