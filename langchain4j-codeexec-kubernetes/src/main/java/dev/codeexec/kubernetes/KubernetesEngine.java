@@ -25,7 +25,6 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -102,12 +101,9 @@ public final class KubernetesEngine extends AbstractEngine {
             String namespace = template.namespace() != null ? template.namespace()
                     : client.getNamespace() != null ? client.getNamespace() : "default";
             this.exec = new PodExec(client, namespace);
-            SandboxClaims claims = null;
-            if (b.sandboxWarmPool != null) {
-                claims = new SandboxClaims(client, namespace, new SandboxClaimSettings(b.sandboxWarmPool, null,
-                        b.readyTimeout, b.ttl, null, PodLayout.CONTAINER, template.runtimeClassName(),
-                        b.acceptUnhardenedSandbox), Clock.systemUTC());
-                claims.requireInstalled();
+            ClaimKeeper keeper = b.sandboxWarmPool == null ? null
+                    : ClaimKeeper.open(client, namespace, engineId, template, b);
+            if (keeper != null) {
                 this.pods = null;
             } else {
                 PodWorkspaces.Settings s = PodWorkspaces.Settings.defaults().withPoolSize(b.poolSize);
@@ -120,7 +116,7 @@ public final class KubernetesEngine extends AbstractEngine {
                     pods.sweep();
                 }
             }
-            this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId);
+            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, engineId, b.acceptWithoutTreeKill);
         } catch (RuntimeException e) {
             if (ownsClient) {
                 client.close();
@@ -130,9 +126,10 @@ public final class KubernetesEngine extends AbstractEngine {
         this.runs = new PodRuns(exec, defaultLimits().memoryBytes(), workspaces::whyGone);
         this.fs = StandardWorkspaceFS.builder().files(this::files).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
+        boolean asIs = b.sandboxWarmPool != null && b.acceptUnhardenedSandbox;
         this.capabilities = Capabilities.builder()
-                .isolation(Isolation.CONTAINER)
-                .networkAllowed(false)
+                .isolation(asIs ? Isolation.EXTERNAL : Isolation.CONTAINER)
+                .networkAllowed(asIs)
                 .readOnlyMount(false)
                 .streaming(true)
                 .supportsCleanEnv(true)
@@ -174,6 +171,8 @@ public final class KubernetesEngine extends AbstractEngine {
         if (claimed) {
             c.add("agent-sandbox: the SandboxTemplate's pod spec, checked against the engine's hardening at each "
                     + "claim");
+            c.add("agent-sandbox: a claimed pod joins the engine's deny-all NetworkPolicy when labelled before its "
+                    + "first use, enforced after the network plugin's own delay (blueprint pods carry the label)");
         }
         return List.copyOf(c);
     }
@@ -222,14 +221,24 @@ public final class KubernetesEngine extends AbstractEngine {
     }
 
     /**
-     * Deletes pods (and Leases) of engines that are gone: their Lease expired or was deleted. Runs at start unless
-     * {@link Builder#sweepLeftovers(boolean)} is off, and periodically.
+     * Deletes pods or claims (and Leases) of engines that are gone: their Lease expired or was deleted. Runs at start
+     * unless {@link Builder#sweepLeftovers(boolean)} is off, and periodically.
      *
-     * @return how many pods were deleted
+     * @return how many pods (or claims) were deleted
      */
     public int sweepLeftovers() {
         requireOpen();
-        return pods == null ? 0 : pods.sweep();
+        return workspaces.sweep();
+    }
+
+    /**
+     * What the pod of a live workspace lacks of the engine's hardening, and whether its tree kill holds; anything
+     * only when the builder accepted it ({@link Builder#acceptUnhardenedSandbox}, {@link Builder#acceptWithoutTreeKill}).
+     * Throws {@link dev.codeexec.engine.WorkspaceGoneException} when {@code ws} is not a live workspace of this engine.
+     */
+    public WorkspaceHardening hardeningOf(Workspace ws) {
+        requireOpen();
+        return workspaces.hardening(ws);
     }
 
     PodFiles files(Workspace ws) {
@@ -301,6 +310,7 @@ public final class KubernetesEngine extends AbstractEngine {
         int poolSize;
         String sandboxWarmPool;
         boolean acceptUnhardenedSandbox;
+        boolean acceptWithoutTreeKill;
         boolean sweepLeftovers = true;
 
         private Builder() {
@@ -403,11 +413,24 @@ public final class KubernetesEngine extends AbstractEngine {
         }
 
         /**
-         * Accepts claimed agent-sandbox pods that lack some of the engine's hardening (listed in
-         * {@link KubernetesEngine#describe()}); default false: such a pod is refused.
+         * Accepts claimed agent-sandbox pods that lack some of the engine's hardening ({@link PodHardening}, network
+         * included; default false: refused). Then {@link KubernetesEngine#describe()} claims only what holds whatever
+         * the template says ({@link Isolation#EXTERNAL}, network allowed); {@link KubernetesEngine#hardeningOf} lists
+         * what each workspace's pod lacks.
          */
         public Builder acceptUnhardenedSandbox(boolean accept) {
             this.acceptUnhardenedSandbox = accept;
+            return this;
+        }
+
+        /**
+         * Accepts workspace pods whose image has neither {@code python3} nor {@code perl} (no subreaper: a daemon
+         * that double-forks away outlives its run's timeout); default false, fail closed: such a workspace is
+         * refused ({@link dev.codeexec.engine.PolicyViolationException}) so that "a timeout kills the whole process
+         * tree" stays true. Accepted, {@link KubernetesEngine#hardeningOf} reports {@code treeKill} false.
+         */
+        public Builder acceptWithoutTreeKill(boolean accept) {
+            this.acceptWithoutTreeKill = accept;
             return this;
         }
 
