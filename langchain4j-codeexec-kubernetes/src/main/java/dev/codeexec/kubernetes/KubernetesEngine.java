@@ -116,7 +116,7 @@ public final class KubernetesEngine extends AbstractEngine {
                     pods.sweep();
                 }
             }
-            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, engineId, b.acceptWithoutTreeKill);
+            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, b.acceptWithoutTreeKill);
         } catch (RuntimeException e) {
             if (ownsClient) {
                 client.close();

@@ -49,7 +49,6 @@ final class KubernetesWorkspaces implements WorkspaceManager {
     private final SandboxClaims claims;
     private final ClaimKeeper keeper;
     private final PodExec exec;
-    private final String engineId;
     private final boolean acceptWithoutTreeKill;
     private final Map<String, WorkspacePod> byWorkspace = new ConcurrentHashMap<>();
 
@@ -59,8 +58,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
      *                              makes its own pods; closed by {@link #close()}
      * @param acceptWithoutTreeKill true to use a pod whose image offers no subreaper ({@link PodScripts.Reaper#NONE})
      */
-    KubernetesWorkspaces(PodWorkspaces pods, ClaimKeeper keeper, PodExec exec, String engineId,
-                         boolean acceptWithoutTreeKill) {
+    KubernetesWorkspaces(PodWorkspaces pods, ClaimKeeper keeper, PodExec exec, boolean acceptWithoutTreeKill) {
         if ((pods == null) == (keeper == null)) {
             throw new IllegalArgumentException("exactly one of pods and claims");
         }
@@ -68,7 +66,6 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         this.claims = keeper == null ? null : keeper.claims();
         this.keeper = keeper;
         this.exec = exec;
-        this.engineId = engineId;
         this.acceptWithoutTreeKill = acceptWithoutTreeKill;
     }
 

@@ -40,7 +40,7 @@ import java.util.Set;
  * spec cannot show that.
  *
  * <p>{@link #NETWORK_DENIED} is the one item the pod spec cannot show: the engine decides it from the namespace's
- * NetworkPolicies when it claims the pod ({@link ClaimNetwork}); {@link #missingFrom} never reports it.
+ * NetworkPolicies when it claims the pod and labels it into its own deny-all policy.
  */
 public enum PodHardening {
 
