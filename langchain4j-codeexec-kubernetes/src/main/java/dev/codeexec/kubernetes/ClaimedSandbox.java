@@ -11,14 +11,18 @@ import java.util.Map;
  * sandbox and its pod.
  *
  * @param claimName       the {@code SandboxClaim} the engine created
- * @param claimUid        its uid; the controller labels the pod {@code agents.x-k8s.io/claim-uid} with it
+ * @param claimUid        its uid; the controller puts it on the Sandbox's pod template as
+ *                        {@code agents.x-k8s.io/claim-uid} (v0.5 does not copy that label onto the pod)
  * @param sandboxName     the {@code Sandbox} the controller bound to the claim ({@code status.sandbox.name})
  * @param podName         the pod to exec into
+ * @param podUid          that pod's uid, so that a pod of the same name made later is told apart from it
  * @param container       the container of that pod to exec into
  * @param missingHardening the engine's hardened settings the pod lacks, each with where; empty for a pod as hardened
- *                         as the engine's own. Non-empty only when the settings accept the template as is.
+ *                         as the engine's own (the network included). Non-empty only when the settings accept the template
+ *                         as is.
  */
-record ClaimedSandbox(String claimName, String claimUid, String sandboxName, String podName, String container,
+record ClaimedSandbox(String claimName, String claimUid, String sandboxName, String podName, String podUid,
+                      String container,
                       Map<PodHardening, List<String>> missingHardening) {
 
     ClaimedSandbox {

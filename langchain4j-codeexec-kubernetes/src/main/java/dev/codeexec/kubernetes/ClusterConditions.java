@@ -45,6 +45,8 @@ final class ClusterConditions {
         if (claimed) {
             c.add("agent-sandbox: the SandboxTemplate's pod spec, checked against the engine's hardening at each "
                     + "claim");
+            c.add("agent-sandbox: a claimed pod joins the engine's deny-all NetworkPolicy when labelled before its "
+                    + "first use, enforced after the network plugin's own delay (blueprint pods carry the label)");
         }
         return List.copyOf(c);
     }

@@ -27,7 +27,6 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
@@ -108,12 +107,9 @@ public final class KubernetesEngine extends AbstractEngine {
             String namespace = template.namespace() != null ? template.namespace()
                     : client.getNamespace() != null ? client.getNamespace() : "default";
             this.exec = new PodExec(client, namespace);
-            SandboxClaims claims = null;
-            if (b.sandboxWarmPool != null) {
-                claims = new SandboxClaims(client, namespace, new SandboxClaimSettings(b.sandboxWarmPool, null,
-                        b.readyTimeout, b.ttl, null, PodLayout.CONTAINER, template.runtimeClassName(),
-                        b.acceptUnhardenedSandbox), Clock.systemUTC());
-                claims.requireInstalled();
+            ClaimKeeper keeper = b.sandboxWarmPool == null ? null
+                    : ClaimKeeper.open(client, namespace, engineId, template, b);
+            if (keeper != null) {
                 this.pods = null;
             } else {
                 PodWorkspaces.Settings s = PodWorkspaces.Settings.defaults().withPoolSize(b.poolSize)
@@ -126,7 +122,7 @@ public final class KubernetesEngine extends AbstractEngine {
                 started = new PodWorkspaces(client, template.toBuilder().namespace(namespace).build(), engineId, s);
                 this.pods = started;
             }
-            this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId);
+            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, b.acceptWithoutTreeKill);
         } catch (RuntimeException e) {
             if (started != null) {
                 attempt(e, started::close); // its threads, pool and Lease: a failed build leaves nothing behind
@@ -136,9 +132,10 @@ public final class KubernetesEngine extends AbstractEngine {
         this.runs = new PodRuns(exec, defaultLimits().memoryBytes(), workspaces::whyGone);
         this.fs = StandardWorkspaceFS.builder().files(this::files).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
-        boolean network = template.egressProxy() != null || pods != null && pods.openedBy().isPresent();
+        boolean asIs = b.sandboxWarmPool != null && b.acceptUnhardenedSandbox;
+        boolean network = asIs || template.egressProxy() != null || pods != null && pods.openedBy().isPresent();
         this.capabilities = Capabilities.builder()
-                .isolation(Isolation.CONTAINER)
+                .isolation(asIs ? Isolation.EXTERNAL : Isolation.CONTAINER)
                 .networkAllowed(network)
                 .readOnlyMount(false)
                 .streaming(true)
@@ -209,14 +206,24 @@ public final class KubernetesEngine extends AbstractEngine {
     }
 
     /**
-     * Deletes pods (and Leases) of engines that are gone: their Lease expired or was deleted. Runs at start unless
-     * {@link Builder#sweepLeftovers(boolean)} is off, and periodically.
+     * Deletes pods or claims (and Leases) of engines that are gone: their Lease expired or was deleted. Runs at start
+     * unless {@link Builder#sweepLeftovers(boolean)} is off, and periodically.
      *
-     * @return how many pods were deleted
+     * @return how many pods (or claims) were deleted
      */
     public int sweepLeftovers() {
         requireOpen();
-        return pods == null ? 0 : pods.sweep();
+        return workspaces.sweep();
+    }
+
+    /**
+     * What the pod of a live workspace lacks of the engine's hardening, and whether its tree kill holds; anything
+     * only when the builder accepted it ({@link Builder#acceptUnhardenedSandbox}, {@link Builder#acceptWithoutTreeKill}).
+     * Throws {@link dev.codeexec.engine.WorkspaceGoneException} when {@code ws} is not a live workspace of this engine.
+     */
+    public WorkspaceHardening hardeningOf(Workspace ws) {
+        requireOpen();
+        return workspaces.hardening(ws);
     }
 
     PodFiles files(Workspace ws) {
@@ -288,6 +295,7 @@ public final class KubernetesEngine extends AbstractEngine {
         int poolSize;
         String sandboxWarmPool;
         boolean acceptUnhardenedSandbox;
+        boolean acceptWithoutTreeKill;
         boolean sweepLeftovers = true;
         boolean acceptOtherNetworkPolicies;
         OwnerReference leaseOwner;
@@ -425,11 +433,24 @@ public final class KubernetesEngine extends AbstractEngine {
         }
 
         /**
-         * Accepts claimed agent-sandbox pods that lack some of the engine's hardening (listed in
-         * {@link KubernetesEngine#describe()}); default false: such a pod is refused.
+         * Accepts claimed agent-sandbox pods that lack some of the engine's hardening ({@link PodHardening}, network
+         * included; default false: refused). Then {@link KubernetesEngine#describe()} claims only what holds whatever
+         * the template says ({@link Isolation#EXTERNAL}, network allowed); {@link KubernetesEngine#hardeningOf} lists
+         * what each workspace's pod lacks.
          */
         public Builder acceptUnhardenedSandbox(boolean accept) {
             this.acceptUnhardenedSandbox = accept;
+            return this;
+        }
+
+        /**
+         * Accepts workspace pods whose image has neither {@code python3} nor {@code perl} (no subreaper: a daemon
+         * that double-forks away outlives its run's timeout); default false, fail closed: such a workspace is
+         * refused ({@link dev.codeexec.engine.PolicyViolationException}) so that "a timeout kills the whole process
+         * tree" stays true. Accepted, {@link KubernetesEngine#hardeningOf} reports {@code treeKill} false.
+         */
+        public Builder acceptWithoutTreeKill(boolean accept) {
+            this.acceptWithoutTreeKill = accept;
             return this;
         }
 

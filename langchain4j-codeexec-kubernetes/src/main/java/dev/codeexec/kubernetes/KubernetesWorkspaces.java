@@ -8,6 +8,7 @@ import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.workspace.SafeNames;
 import dev.codeexec.workspace.WorkspaceLayout;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,11 @@ import org.slf4j.LoggerFactory;
  * The workspaces of a {@link KubernetesEngine}: each one a pod, either of the engine's own ({@link PodWorkspaces})
  * or claimed from an agent-sandbox warm pool ({@link SandboxClaims}), with the workspace layout made in it and the
  * launcher of its runs' wrappers probed once ({@link PodScripts.Reaper}).
+ *
+ * <p>Fails closed on the tree kill: a pod whose image has neither {@code python3} nor {@code perl} ({@link
+ * PodScripts.Reaper#NONE}) cannot make a run's wrapper a child subreaper, so a daemon that double-forks away would
+ * outlive the run's timeout, against the engine's promise that a timeout kills the whole process tree. Such a
+ * workspace is refused (its pod released) unless the builder accepts it; either way {@link #hardening} reports it.
  *
  * <p>Thread-safe: callers create and remove workspaces concurrently; the map is concurrent and no lock is held over a
  * call to the API server or an exec.
@@ -41,22 +47,26 @@ final class KubernetesWorkspaces implements WorkspaceManager {
 
     private final PodWorkspaces pods;
     private final SandboxClaims claims;
+    private final ClaimKeeper keeper;
     private final PodExec exec;
-    private final String engineId;
+    private final boolean acceptWithoutTreeKill;
     private final Map<String, WorkspacePod> byWorkspace = new ConcurrentHashMap<>();
 
     /**
-     * @param pods   the engine's own pods, or null when pods are claimed
-     * @param claims the agent-sandbox claims, or null when the engine makes its own pods
+     * @param pods                  the engine's own pods, or null when pods are claimed
+     * @param keeper                the agent-sandbox claims with their Lease and sweeper, or null when the engine
+     *                              makes its own pods; closed by {@link #close()}
+     * @param acceptWithoutTreeKill true to use a pod whose image offers no subreaper ({@link PodScripts.Reaper#NONE})
      */
-    KubernetesWorkspaces(PodWorkspaces pods, SandboxClaims claims, PodExec exec, String engineId) {
-        if ((pods == null) == (claims == null)) {
+    KubernetesWorkspaces(PodWorkspaces pods, ClaimKeeper keeper, PodExec exec, boolean acceptWithoutTreeKill) {
+        if ((pods == null) == (keeper == null)) {
             throw new IllegalArgumentException("exactly one of pods and claims");
         }
         this.pods = pods;
-        this.claims = claims;
+        this.claims = keeper == null ? null : keeper.claims();
+        this.keeper = keeper;
         this.exec = exec;
-        this.engineId = engineId;
+        this.acceptWithoutTreeKill = acceptWithoutTreeKill;
     }
 
     @Override
@@ -72,7 +82,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         if (pods != null) {
             pod = pods.create(id);
         } else {
-            claim = claims.claim(Map.of(PodLabels.ENGINE, engineId, PodLabels.WORKSPACE, PodLabels.value(id)));
+            claim = claims.claim(keeper.labels(id), List.of(keeper.ownerReference()));
             pod = claim.podName();
         }
         try {
@@ -82,6 +92,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
                         + "the layout of its own pod spec; make the SandboxTemplate from it (see docs/kubernetes.md)");
             }
             PodScripts.Reaper reaper = exec.prepare(pod, layout());
+            requireTreeKill(reaper, pod, acceptWithoutTreeKill);
             if (reaper == PodScripts.Reaper.NONE) {
                 LOG.warn("workspace {}: the image of pod {} has neither python3 nor perl; a daemon that detaches from "
                         + "a run's process tree outlives the run's kill", id, pod);
@@ -93,6 +104,20 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         }
         LOG.debug("workspace {} in pod {}", id, pod);
         return new Workspace(id, PodLayout.ROOT);
+    }
+
+    /**
+     * Fails closed on a pod without a subreaper, unless accepted.
+     *
+     * @throws PolicyViolationException when {@code reaper} is {@link PodScripts.Reaper#NONE} and {@code accept} false
+     */
+    static void requireTreeKill(PodScripts.Reaper reaper, String pod, boolean accept) {
+        if (reaper == PodScripts.Reaper.NONE && !accept) {
+            throw new PolicyViolationException("the image of pod " + pod + " has neither python3 nor perl, so a "
+                    + "run's wrapper cannot be a child subreaper and a daemon that detaches from a run would "
+                    + "outlive its kill; use an image with python3 or perl, or accept this with "
+                    + "KubernetesEngine.Builder.acceptWithoutTreeKill(true)");
+        }
     }
 
     /** The workspace layout and the runs' control folder, made by the pod's user (the execs run as it). */
@@ -118,18 +143,50 @@ final class KubernetesWorkspaces implements WorkspaceManager {
     }
 
     /**
-     * Why a workspace's pod can no longer run anything (deleted, evicted, OOM-killed, past its deadline), for a call
-     * that failed; empty when the pod looks alive or the engine cannot tell (a claimed pod).
+     * What the pod of a live workspace lacks of the engine's hardening, and whether its tree kill holds.
+     *
+     * @throws WorkspaceGoneException when the workspace is not (or no longer) one of this engine's
+     */
+    WorkspaceHardening hardening(Workspace ws) {
+        WorkspacePod p = pod(ws);
+        return new WorkspaceHardening(p.claim() == null ? Map.of() : p.claim().missingHardening(),
+                p.reaper() != PodScripts.Reaper.NONE);
+    }
+
+    /**
+     * Why a workspace's pod can no longer run anything (deleted, evicted, OOM-killed, past its deadline, or, for a
+     * claimed pod, replaced by its controller), for a call that failed; empty when the pod looks alive or the API
+     * server cannot be asked.
      */
     Optional<WorkspaceGoneException> whyGone(Workspace ws) {
-        if (pods == null || !byWorkspace.containsKey(ws.id())) {
+        WorkspacePod p = byWorkspace.get(ws.id());
+        if (p == null) {
             return Optional.empty();
         }
         try {
-            return pods.whyGone(ws.id());
+            if (p.claim() == null) {
+                return pods.whyGone(ws.id());
+            }
+            ClaimedSandbox c = p.claim();
+            Pod pod = claims.readPod(c.podName());
+            Optional<String> reason = pod != null && c.podUid() != null
+                    && !c.podUid().equals(pod.getMetadata().getUid())
+                    ? Optional.of("its controller replaced it with a new pod of the same name")
+                    : PodFailures.goneReason(pod);
+            return reason.map(r -> new WorkspaceGoneException("the pod " + c.podName() + " of workspace '" + ws.id()
+                    + "' (SandboxClaim " + c.claimName() + ") is gone with its files: " + r));
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /**
+     * Deletes what engines that are gone left behind: pods, or claims.
+     *
+     * @return how many were deleted
+     */
+    int sweep() {
+        return pods != null ? pods.sweep() : keeper.sweep();
     }
 
     @Override
@@ -162,7 +219,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         return Map.copyOf(byWorkspace);
     }
 
-    /** Releases every workspace's pod, then the engine's own pods, lease and threads. */
+    /** Releases every workspace's pod, then the engine's own pods (or its claims' keeper), Lease and threads. */
     void close() {
         RuntimeException failure = null;
         for (String id : List.copyOf(byWorkspace.keySet())) {
@@ -175,12 +232,14 @@ final class KubernetesWorkspaces implements WorkspaceManager {
                 }
             }
         }
-        if (pods != null) {
-            try {
+        try {
+            if (pods != null) {
                 pods.close();
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
+            } else {
+                keeper.close();
             }
+        } catch (RuntimeException e) {
+            failure = failure == null ? e : failure;
         }
         if (failure != null) {
             throw failure;

@@ -222,8 +222,9 @@ final class PodExec implements PodCommands {
 
     /**
      * Which {@link PodScripts.Reaper} the workspace pod {@code pod} has ({@link PodScripts#PROBE}): run once per pod
-     * by the engine, which says in its capabilities when it is {@link PodScripts.Reaper#NONE} (daemons that
-     * double-fork can then escape a run's kill).
+     * by the engine, which refuses a workspace whose pod has {@link PodScripts.Reaper#NONE} (daemons that
+     * double-fork can then escape a run's kill) unless its builder accepts that, and reports it per workspace
+     * ({@link KubernetesEngine#hardeningOf}).
      */
     PodScripts.Reaper probeReaper(String pod) {
         return prepare(pod, List.of());

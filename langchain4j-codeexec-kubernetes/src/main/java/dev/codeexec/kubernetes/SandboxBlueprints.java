@@ -20,7 +20,9 @@ import java.util.Objects;
  * {@code networkPolicy} of no ingress and no egress rules, which the controller turns into a deny-all policy (left
  * out, the controller's default allows egress to the public internet); {@code envVarsInjectionPolicy: Disallowed}
  * (a claim cannot change the environment, and every claim stays warm); {@code service: false} (exec needs no
- * Service). A NetworkPolicy only holds where the cluster's CNI enforces it.
+ * Service). Every pod of the template carries {@value ClaimNetwork#NETWORK_LABEL}{@code =}{@value
+ * ClaimNetwork#NETWORK_VALUE}, so the engine's own deny-all policy ({@link ClaimNetwork}) fences it from its start, not
+ * only from its claim. A NetworkPolicy only holds where the cluster's CNI enforces it.
  *
  * @param template the {@code SandboxTemplate}
  * @param warmPool the {@code SandboxWarmPool} of it
@@ -31,7 +33,7 @@ record SandboxBlueprints(GenericKubernetesResource template, GenericKubernetesRe
      * @param name       the warm pool's name; the template is {@code <name>-template}
      * @param namespace  their namespace (claims must be created in the same one)
      * @param apiVersion the version of the extensions group, for example {@value SandboxClaimSettings#DEFAULT_API_VERSION}
-     * @param podLabels  labels for every sandbox pod (for example the engine's selector for its NetworkPolicy)
+     * @param podLabels  labels for every sandbox pod; {@value ClaimNetwork#NETWORK_LABEL} is added to them
      * @param podSpec    the pod spec, normally the engine's hardened one
      * @param replicas   how many warm sandboxes to keep; at least 1
      */
@@ -43,7 +45,9 @@ record SandboxBlueprints(GenericKubernetesResource template, GenericKubernetesRe
         }
         String templateName = name + "-template";
         Map<String, Object> podTemplate = new LinkedHashMap<>();
-        podTemplate.put("metadata", Map.of("labels", new LinkedHashMap<>(podLabels)));
+        Map<String, String> labels = new LinkedHashMap<>(podLabels);
+        labels.put(ClaimNetwork.NETWORK_LABEL, ClaimNetwork.NETWORK_VALUE);
+        podTemplate.put("metadata", Map.of("labels", labels));
         podTemplate.put("spec", podSpec);
         Map<String, Object> templateSpec = new LinkedHashMap<>();
         templateSpec.put("podTemplate", podTemplate);

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodStatus;
@@ -52,7 +53,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Fails closed on the pod: the operator's template decides its security settings, so {@link #claim} reads the pod
  * and, unless the settings accept the template as is, refuses one that lacks any of {@link PodHardening} (and
- * releases the claim). A pod carrying another claim's uid label is refused in every case.
+ * releases the claim). The network is part of that: before the pod is used, {@link ClaimNetwork} labels it into the
+ * engine's deny-all NetworkPolicy and checks that no other policy lets traffic through. A pod carrying another
+ * claim's uid label is refused in every case.
  *
  * <p>Threads: none of its own; every method blocks its caller. While {@link #claim} waits, a fabric8 informer (its
  * own threads) evaluates the claim's condition and completes a future the caller waits on; the informer is stopped
@@ -90,6 +93,7 @@ final class SandboxClaims {
     private final String namespace;
     private final SandboxClaimSettings settings;
     private final Clock clock;
+    private final ClaimNetwork network;
 
     /**
      * @param client    the engine's client; not closed here
@@ -102,6 +106,12 @@ final class SandboxClaims {
         this.namespace = Objects.requireNonNull(namespace, "namespace");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.network = new ClaimNetwork(client, namespace);
+    }
+
+    /** The network fence of the claimed pods; the engine creates its policy when it is built. */
+    ClaimNetwork network() {
+        return network;
     }
 
     /**
@@ -124,6 +134,7 @@ final class SandboxClaims {
      * failure the claim is deleted before the exception leaves, so nothing is left behind.
      *
      * @param labels labels for the claim (the engine id and the workspace id), so a sweeper can find it
+     * @param owners owner references for the claim (the engine's Lease), so the cluster deletes it with its owner
      * @return the pod and container to exec into, and what hardening it lacks
      * @throws SandboxClaimRefusedException   the controller refused the claim (reason and message inside)
      * @throws PolicyViolationException       the pod lacks hardened settings and the template is not accepted as
@@ -131,14 +142,14 @@ final class SandboxClaims {
      * @throws UnsupportedCapabilityException the CRDs are not installed
      * @throws BackendUnavailableException    timeout, forbidden, or the sandbox or pod could not be found
      */
-    ClaimedSandbox claim(Map<String, String> labels) {
+    ClaimedSandbox claim(Map<String, String> labels, List<OwnerReference> owners) {
         // The name is chosen here, not by the server, so that a create whose answer is lost (an interrupt, a dropped
         // connection) can still be cleaned up: the claim may exist although the call failed. Not after a 409: that
         // claim, if any, is someone else's.
         String name = newClaimName();
         String uid;
         try {
-            uid = claims().resource(claimObject(name, labels)).create().getMetadata().getUid();
+            uid = claims().resource(claimObject(name, labels, owners)).create().getMetadata().getUid();
         } catch (KubernetesClientException e) {
             RuntimeException failure = translate(e, "creating SandboxClaim " + name);
             if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
@@ -195,7 +206,7 @@ final class SandboxClaims {
      * pool; {@code spec.lifecycle} only when a lifetime or a TTL is configured, then with
      * {@code shutdownPolicy: Delete} so that an expired claim takes its sandbox with it.
      */
-    GenericKubernetesResource claimObject(String name, Map<String, String> labels) {
+    GenericKubernetesResource claimObject(String name, Map<String, String> labels, List<OwnerReference> owners) {
         Map<String, Object> spec = new LinkedHashMap<>();
         spec.put("warmPoolRef", Map.of("name", settings.warmPoolName()));
         Map<String, Object> lifecycle = new LinkedHashMap<>();
@@ -214,7 +225,7 @@ final class SandboxClaims {
         claim.setApiVersion(settings.extensionsApiVersion());
         claim.setKind("SandboxClaim");
         claim.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace)
-                .withLabels(new LinkedHashMap<>(labels)).build());
+                .withLabels(new LinkedHashMap<>(labels)).withOwnerReferences(owners).build());
         claim.setAdditionalProperty("spec", spec);
         return claim;
     }
@@ -337,22 +348,50 @@ final class SandboxClaims {
                     + "); refusing to use it");
         }
         String container = container(pod);
-        Map<PodHardening, List<String>> missing = missingHardening(pod);
+        Map<PodHardening, List<String>> missing = new LinkedHashMap<>(missingHardening(pod));
+        refuseUnlessAccepted(pod, missing);
+        List<String> open;
+        try {
+            open = network.fence(pod, claimName); // before the pod is used: labelled into the deny-all policy
+        } catch (KubernetesClientException e) {
+            throw translate(e, "fencing pod " + pod.getMetadata().getName() + " of SandboxClaim " + claimName);
+        }
+        if (!open.isEmpty()) {
+            missing.put(PodHardening.NETWORK_DENIED, List.copyOf(open));
+            refuseUnlessAccepted(pod, missing);
+        }
+        return new ClaimedSandbox(claimName, uid, sandboxName, pod.getMetadata().getName(),
+                pod.getMetadata().getUid(), container, missing);
+    }
+
+    private void refuseUnlessAccepted(Pod pod, Map<PodHardening, List<String>> missing) {
         if (!missing.isEmpty() && !settings.acceptTemplateAsIs()) {
             throw new PolicyViolationException("pod " + pod.getMetadata().getName() + " from warm pool "
                     + settings.warmPoolName() + " lacks hardened settings the engine requires: "
                     + PodHardening.describe(missing) + ". Harden the pool's SandboxTemplate, or accept the template"
                     + " as is in the engine's builder");
         }
-        return new ClaimedSandbox(claimName, uid, sandboxName, pod.getMetadata().getName(), container, missing);
     }
 
     /**
-     * The engine's hardened settings that {@code pod} lacks, each with where; what {@link #claim} refuses on, exposed
-     * so the engine's {@code Capabilities} can report it.
+     * Reads a pod of the namespace ({@link KubernetesWorkspaces#whyGone} asks it of a claimed pod); null when gone.
+     *
+     * @throws BackendUnavailableException when the API server cannot be asked
+     */
+    Pod readPod(String name) {
+        try {
+            return client.pods().inNamespace(namespace).withName(name).get();
+        } catch (KubernetesClientException e) {
+            throw translate(e, "reading pod " + name);
+        }
+    }
+
+    /**
+     * The engine's hardened settings that {@code pod}'s spec lacks, each with where; what {@link #claim} refuses on
+     * (with {@link PodHardening#NETWORK_DENIED}, which the spec cannot show).
      */
     Map<PodHardening, List<String>> missingHardening(Pod pod) {
-        return PodHardening.missingFrom(pod.getSpec(), settings.runtimeClassName());
+        return PodHardening.missingFrom(pod.getSpec(), pod.getMetadata().getAnnotations(), settings.runtimeClassName());
     }
 
     /** The annotation on the Sandbox; else the one pod labelled with the claim's uid; else the pod named like the sandbox. */
@@ -423,14 +462,16 @@ final class SandboxClaims {
         }
         if (code == HttpURLConnection.HTTP_FORBIDDEN) {
             return new BackendUnavailableException(what + " in namespace " + namespace + " was forbidden: the engine's"
-                    + " account needs create, get, list, watch and delete on sandboxclaims, get on sandboxes, get and"
-                    + " list on pods, and create on pods/exec", e);
+                    + " account needs create, get, list, watch and delete on sandboxclaims, get on sandboxes, get, list"
+                    + " and patch on pods, create on pods/exec, get, list, create and patch on networkpolicies, and"
+                    + " create, get, list, patch and delete on leases", e);
         }
         return new BackendUnavailableException(what + " in namespace " + namespace + " failed"
                 + (code > 0 ? " with HTTP " + code : "") + ": " + e.getMessage(), e);
     }
 
-    private NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>> claims() {
+    /** The namespace's {@code SandboxClaim}s, for this class and the sweeper ({@link ClaimKeeper}). */
+    NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>> claims() {
         return resources("SandboxClaim", "sandboxclaims", settings.extensionsApiVersion());
     }
 

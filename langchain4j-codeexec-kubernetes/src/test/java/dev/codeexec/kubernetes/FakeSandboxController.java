@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
@@ -94,7 +95,12 @@ final class FakeSandboxController implements AutoCloseable {
 
     /** Creates the sandbox's pod, labelled with {@code claimUid} when not null. */
     void createPod(String podName, String claimUid, PodSpec spec) {
-        Map<String, String> labels = new LinkedHashMap<>();
+        createPod(podName, claimUid, spec, Map.of());
+    }
+
+    /** Creates the sandbox's pod with the template's {@code labels}, and {@code claimUid} when not null. */
+    void createPod(String podName, String claimUid, PodSpec spec, Map<String, String> templateLabels) {
+        Map<String, String> labels = new LinkedHashMap<>(templateLabels);
         if (claimUid != null) {
             labels.put(SandboxClaims.CLAIM_UID_LABEL, claimUid);
         }
@@ -161,12 +167,15 @@ final class FakeSandboxController implements AutoCloseable {
     /** A pod spec as hardened as the engine's own: one container {@code name}, every {@link PodHardening} met. */
     static PodSpec hardenedSpec(String container, String runtimeClass) {
         return new PodSpecBuilder().withAutomountServiceAccountToken(false).withRuntimeClassName(runtimeClass)
+                .withDnsPolicy("None")
                 .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(10001L)
                 .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
                 .withContainers(new ContainerBuilder().withName(container).withImage("python:3.12")
                         .withNewSecurityContext().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
                         .withPrivileged(false).withNewCapabilities().withDrop("ALL").endCapabilities()
-                        .endSecurityContext().build())
+                        .endSecurityContext()
+                        .withNewResources().addToLimits("cpu", new Quantity("1")).addToLimits("memory", new Quantity("1Gi"))
+                        .addToLimits("ephemeral-storage", new Quantity("2Gi")).endResources().build())
                 .build();
     }
 

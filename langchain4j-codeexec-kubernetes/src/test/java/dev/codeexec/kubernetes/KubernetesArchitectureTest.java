@@ -10,8 +10,8 @@ import java.util.Set;
 
 /**
  * The Kubernetes backend builds on the engine contract, the SPI and the workspace rules alone, uses nothing of the
- * host family, starts no host process, and shows only its engine, its pod template and its one exception. See
- * "Layers" in {@code docs/backend-authors.md}.
+ * host family, starts no host process, and shows only its engine, its pod template, its one exception and its
+ * hardening report. See "Layers" in {@code docs/backend-authors.md}.
  */
 @AnalyzeClasses(packages = "dev.codeexec.kubernetes", importOptions = ImportOption.DoNotIncludeTests.class)
 class KubernetesArchitectureTest {
@@ -19,6 +19,8 @@ class KubernetesArchitectureTest {
     private static final Set<String> PUBLIC = Set.of(KubernetesEngine.class.getName(),
             KubernetesEngine.Builder.class.getName(), PodTemplate.class.getName(), PodTemplate.Builder.class.getName(),
             PodTemplate.EgressProxy.class.getName(), SandboxClaimRefusedException.class.getName(),
+            // What a workspace's pod lacks of the hardening (KubernetesEngine.hardeningOf).
+            PodHardening.class.getName(), WorkspaceHardening.class.getName(),
             // A record inside a package-private interface: public by the language's rule, reachable only here.
             PodCommands.Result.class.getName());
 

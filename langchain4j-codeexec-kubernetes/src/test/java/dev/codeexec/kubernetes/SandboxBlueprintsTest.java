@@ -36,11 +36,17 @@ class SandboxBlueprintsTest {
                     metadata:
                       labels:
                         app: "codeexec-sandbox"
+                        dev.codeexec/network: "none"
                     spec:
                       automountServiceAccountToken: false
                       containers:
                       - image: "python:3.12"
                         name: "workspace"
+                        resources:
+                          limits:
+                            cpu: "1"
+                            memory: "1Gi"
+                            ephemeral-storage: "2Gi"
                         securityContext:
                           allowPrivilegeEscalation: false
                           capabilities:
@@ -48,6 +54,7 @@ class SandboxBlueprintsTest {
                             - "ALL"
                           privileged: false
                           readOnlyRootFilesystem: true
+                      dnsPolicy: "None"
                       runtimeClassName: "gvisor"
                       securityContext:
                         runAsNonRoot: true
@@ -95,6 +102,6 @@ class SandboxBlueprintsTest {
         io.fabric8.kubernetes.api.model.PodSpec spec = new KubernetesSerialization().convertValue(
                 template.get("spec", "podTemplate", "spec"), io.fabric8.kubernetes.api.model.PodSpec.class);
 
-        assertThat(PodHardening.missingFrom(spec, "gvisor")).isEmpty();
+        assertThat(PodHardening.missingFrom(spec, null, "gvisor")).isEmpty();
     }
 }

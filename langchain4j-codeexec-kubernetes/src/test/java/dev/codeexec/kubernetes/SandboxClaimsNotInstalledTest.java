@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import org.junit.jupiter.api.Test;
 
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -35,7 +36,7 @@ class SandboxClaimsNotInstalledTest {
 
     @Test
     void should_say_the_crds_are_not_installed_when_creating_a_claim_gets_404() {
-        assertThatThrownBy(() -> claims().claim(Map.of()))
+        assertThatThrownBy(() -> claims().claim(Map.of(), List.of()))
                 .isInstanceOf(UnsupportedCapabilityException.class)
                 .hasMessageStartingWith("agent-sandbox CRDs not installed in this cluster");
     }
@@ -48,7 +49,7 @@ class SandboxClaimsNotInstalledTest {
                         "details", Map.of("name", "codeexec", "kind", "namespaces")))
                 .once();
 
-        assertThatThrownBy(() -> claims().claim(Map.of()))
+        assertThatThrownBy(() -> claims().claim(Map.of(), List.of()))
                 .isInstanceOf(dev.codeexec.engine.BackendUnavailableException.class)
                 .hasMessageContaining("namespace codeexec does not exist");
     }

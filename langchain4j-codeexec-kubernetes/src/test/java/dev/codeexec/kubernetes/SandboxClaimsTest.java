@@ -60,7 +60,7 @@ class SandboxClaimsTest {
             c.adopt(claim, "python-pool-abcde", "python-pool-abcde-pod",
                     FakeSandboxController.hardenedSpec("workspace", null));
         })) {
-            ClaimedSandbox claimed = claims(settings).claim(LABELS);
+            ClaimedSandbox claimed = claims(settings).claim(LABELS, List.of());
 
             GenericKubernetesResource stored = seenByController.get();
             assertThat(stored.getApiVersion()).isEqualTo("extensions.agents.x-k8s.io/v1beta1");
@@ -81,7 +81,7 @@ class SandboxClaimsTest {
 
     @Test
     void should_store_no_lifecycle_when_none_is_configured() {
-        GenericKubernetesResource claim = claims(SandboxClaimSettings.of("pool")).claimObject("codeexec-x", LABELS);
+        GenericKubernetesResource claim = claims(SandboxClaimSettings.of("pool")).claimObject("codeexec-x", LABELS, List.of());
 
         assertThat(claim.getAdditionalProperties().get("spec")).isEqualTo(Map.of("warmPoolRef", Map.of("name", "pool")));
     }
@@ -90,7 +90,7 @@ class SandboxClaimsTest {
     void should_return_the_annotated_pod_when_the_controller_adopts_a_warm_sandbox() throws Exception {
         try (FakeSandboxController controller = controller((c, claim) -> c.adopt(claim,
                 "pool-abcde", "pool-abcde-7xk2p", FakeSandboxController.hardenedSpec("workspace", null)))) {
-            ClaimedSandbox claimed = claims(SandboxClaimSettings.of("pool")).claim(LABELS);
+            ClaimedSandbox claimed = claims(SandboxClaimSettings.of("pool")).claim(LABELS, List.of());
 
             assertThat(claimed.sandboxName()).isEqualTo("pool-abcde");
             assertThat(claimed.podName()).isEqualTo("pool-abcde-7xk2p");
@@ -108,7 +108,7 @@ class SandboxClaimsTest {
             c.createSandbox(claim, "cold-sandbox", null);
             c.setReady(claim, "True", "DependenciesReady", "Pod is Ready", "cold-sandbox");
         })) {
-            ClaimedSandbox claimed = claims(SandboxClaimSettings.of("pool")).claim(LABELS);
+            ClaimedSandbox claimed = claims(SandboxClaimSettings.of("pool")).claim(LABELS, List.of());
 
             assertThat(claimed.podName()).isEqualTo("cold-pod-1");
         }
@@ -120,7 +120,7 @@ class SandboxClaimsTest {
             c.setReady(claim, "False", "SandboxNotReady", "Sandbox is not ready", null);
             c.adopt(claim, "sb", "sb-pod", FakeSandboxController.hardenedSpec("workspace", null));
         })) {
-            ClaimedSandbox claimed = claims(SandboxClaimSettings.of("pool")).claim(LABELS);
+            ClaimedSandbox claimed = claims(SandboxClaimSettings.of("pool")).claim(LABELS, List.of());
 
             assertThat(claimed.podName()).isEqualTo("sb-pod");
         }
@@ -131,7 +131,7 @@ class SandboxClaimsTest {
         try (FakeSandboxController controller = controller((c, claim) -> c.setReady(claim, "False",
                 "WarmPoolNotFound", "SandboxWarmPool \"missing-pool\" not found", null))) {
 
-            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("missing-pool")).claim(LABELS))
+            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("missing-pool")).claim(LABELS, List.of()))
                     .isInstanceOfSatisfying(SandboxClaimRefusedException.class, e -> {
                         assertThat(e.reason()).isEqualTo("WarmPoolNotFound");
                         assertThat(e.detail()).isEqualTo("SandboxWarmPool \"missing-pool\" not found");
@@ -147,7 +147,7 @@ class SandboxClaimsTest {
         try (FakeSandboxController controller = controller((c, claim) ->
                 c.claims().withName(claim.getMetadata().getName()).delete())) {
 
-            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("pool")).claim(LABELS))
+            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("pool")).claim(LABELS, List.of()))
                     .isInstanceOfSatisfying(SandboxClaimRefusedException.class,
                             e -> assertThat(e.reason()).isEqualTo("ClaimDeleted"));
             assertThat(storedClaims(controller)).isEmpty();
@@ -169,7 +169,7 @@ class SandboxClaimsTest {
         try (FakeSandboxController controller = controller((c, claim) -> seen.countDown())) {
             Thread caller = new Thread(() -> {
                 try {
-                    claims(settings).claim(LABELS);
+                    claims(settings).claim(LABELS, List.of());
                 } catch (Throwable t) {
                     thrown.set(t);
                 }
@@ -192,7 +192,7 @@ class SandboxClaimsTest {
                 null, null, false);
         try (FakeSandboxController controller = controller((c, claim) -> { })) {
 
-            assertThatThrownBy(() -> claims(settings).claim(LABELS))
+            assertThatThrownBy(() -> claims(settings).claim(LABELS, List.of()))
                     .isInstanceOf(BackendUnavailableException.class)
                     .isNotInstanceOf(SandboxClaimRefusedException.class)
                     .hasMessageContaining("was not ready within PT0.3S")
@@ -219,7 +219,7 @@ class SandboxClaimsTest {
         try (FakeSandboxController controller = controller((c, claim) -> c.adopt(claim, "sb", "sb-pod",
                 FakeSandboxController.plainSpec("agent")))) {
 
-            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("pool")).claim(LABELS))
+            assertThatThrownBy(() -> claims(SandboxClaimSettings.of("pool")).claim(LABELS, List.of()))
                     .isInstanceOf(PolicyViolationException.class)
                     .hasMessageContaining("pod sb-pod from warm pool pool lacks hardened settings")
                     .hasMessageContaining("RUN_AS_NON_ROOT (container agent: runAsNonRoot=null, runAsUser=null)")
@@ -235,14 +235,15 @@ class SandboxClaimsTest {
         SandboxClaimSettings asIs = new SandboxClaimSettings("pool", null, null, null, null, null, "gvisor", true);
         try (FakeSandboxController controller = controller((c, claim) -> c.adopt(claim, "sb", "sb-pod",
                 FakeSandboxController.plainSpec("agent")))) {
-            ClaimedSandbox claimed = claims(asIs).claim(LABELS);
+            ClaimedSandbox claimed = claims(asIs).claim(LABELS, List.of());
 
             assertThat(claimed.podName()).isEqualTo("sb-pod");
             assertThat(claimed.container()).isEqualTo("agent");
             assertThat(claimed.missingHardening().keySet()).containsExactly(PodHardening.RUN_AS_NON_ROOT,
                     PodHardening.NO_PRIVILEGE_ESCALATION, PodHardening.DROP_ALL_CAPABILITIES,
                     PodHardening.READ_ONLY_ROOT_FILESYSTEM, PodHardening.SECCOMP_RUNTIME_DEFAULT,
-                    PodHardening.NO_SERVICE_ACCOUNT_TOKEN, PodHardening.RUNTIME_CLASS);
+                    PodHardening.NO_SERVICE_ACCOUNT_TOKEN, PodHardening.RESOURCE_LIMITS, PodHardening.NO_CLUSTER_DNS,
+                    PodHardening.RUNTIME_CLASS);
             assertThat(storedClaims(controller)).hasSize(1);
         }
     }
@@ -256,7 +257,7 @@ class SandboxClaimsTest {
             c.setReady(claim, "True", "DependenciesReady", "Pod is Ready", "sb");
         })) {
 
-            assertThatThrownBy(() -> claims(asIs).claim(LABELS))
+            assertThatThrownBy(() -> claims(asIs).claim(LABELS, List.of()))
                     .isInstanceOf(PolicyViolationException.class)
                     .hasMessageContaining("is labelled for another claim");
             assertThat(storedClaims(controller)).isEmpty();
@@ -271,8 +272,8 @@ class SandboxClaimsTest {
         try (FakeSandboxController controller = controller((c, claim) -> c.adopt(claim,
                 "sb-" + claim.getMetadata().getName(), "pod-" + claim.getMetadata().getName(), twoContainers))) {
 
-            assertThat(claims(named).claim(LABELS).container()).isEqualTo("workspace");
-            assertThat(claims(SandboxClaimSettings.of("pool")).claim(LABELS).container()).isEqualTo("sidecar");
+            assertThat(claims(named).claim(LABELS, List.of()).container()).isEqualTo("workspace");
+            assertThat(claims(SandboxClaimSettings.of("pool")).claim(LABELS, List.of()).container()).isEqualTo("sidecar");
         }
     }
 
@@ -281,7 +282,7 @@ class SandboxClaimsTest {
         try (FakeSandboxController controller = controller((c, claim) -> c.adopt(claim, "sb", "sb-pod",
                 FakeSandboxController.hardenedSpec("workspace", null)))) {
             SandboxClaims claims = claims(SandboxClaimSettings.of("pool"));
-            ClaimedSandbox claimed = claims.claim(LABELS);
+            ClaimedSandbox claimed = claims.claim(LABELS, List.of());
             assertThat(storedClaims(controller)).hasSize(1);
 
             claims.release(claimed.claimName());
