@@ -12,6 +12,9 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.network.EgressBridge;
+import dev.codeexec.network.EgressCapable;
+import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
@@ -32,6 +35,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,7 +70,7 @@ import org.slf4j.LoggerFactory;
  * <p>The image needs {@code sh}, GNU {@code tar}, coreutils and findutils (any Debian or Ubuntu based image), and
  * {@code python3} or {@code perl} for the tree kill to hold against detached daemons.
  */
-public final class KubernetesEngine extends AbstractEngine {
+public final class KubernetesEngine extends AbstractEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesEngine.class);
 
@@ -86,6 +90,8 @@ public final class KubernetesEngine extends AbstractEngine {
     private final PodWorkspaces pods;
     private final KubernetesWorkspaces workspaces;
     private final PodExec exec;
+    /** The egress tunnels of an engine with an egress policy, or null. */
+    private final PodEgress egress;
     private final PodRuns runs;
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
@@ -98,10 +104,13 @@ public final class KubernetesEngine extends AbstractEngine {
         this.template = template;
         this.ownsClient = b.client == null;
         this.client = b.client != null ? b.client : openClient(b.context);
+        PodEgress tunnels = null;
         try {
             String namespace = template.namespace() != null ? template.namespace()
                     : client.getNamespace() != null ? client.getNamespace() : "default";
             this.exec = new PodExec(client, namespace);
+            tunnels = PodEgress.forEngine(egressPolicy(), egressProxySettings(), exec);
+            this.egress = tunnels;
             SandboxClaims claims = null;
             if (b.sandboxWarmPool != null) {
                 claims = new SandboxClaims(client, namespace, new SandboxClaimSettings(b.sandboxWarmPool, null,
@@ -120,8 +129,11 @@ public final class KubernetesEngine extends AbstractEngine {
                     pods.sweep();
                 }
             }
-            this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId);
+            this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId, egress);
         } catch (RuntimeException e) {
+            if (tunnels != null) {
+                tunnels.close();
+            }
             if (ownsClient) {
                 client.close();
             }
@@ -140,7 +152,7 @@ public final class KubernetesEngine extends AbstractEngine {
                 .enforcedLimits(EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE, ResourceLimit.OPEN_FILES,
                         ResourceLimit.MEMORY))
                 .diskQuota(false)
-                .egressControl(EgressControl.NONE)
+                .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
                 .build();
         this.clusterConditions = clusterConditions(template, b.sandboxWarmPool != null);
         LOG.info("KubernetesEngine {} on {} (image {}, {})", engineId.substring(0, 8), client.getMasterUrl(),
@@ -236,6 +248,20 @@ public final class KubernetesEngine extends AbstractEngine {
         return new PodFiles(workspaces.pod(ws).pod(), exec, template.uid(), template.gid(), PodFiles.Limits.DEFAULT);
     }
 
+    /**
+     * The engine's egress (built with {@link Builder#egress}): its gates, where a workspace's policy is narrowed and
+     * connections are heard; empty without an egress policy.
+     */
+    @Override
+    public Optional<WorkspaceEgress> egress() {
+        return Optional.ofNullable(egress).map(PodEgress::egress);
+    }
+
+    /** The egress tunnels, for tests; null without an egress policy. */
+    PodEgress tunnels() {
+        return egress;
+    }
+
     KubernetesWorkspaces workspaces() {
         return workspaces;
     }
@@ -265,12 +291,21 @@ public final class KubernetesEngine extends AbstractEngine {
         String runDir = WorkspaceLayout.newRunDir();
         Map<String, String> env = environment().forRun(spec,
                 RunEnvironment.runtimeVariables(PodLayout.ROOT, runDir, true));
+        if (egress != null) {
+            egress.beforeRun(ws.id());
+            env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
+            return egress.counted(ws.id(), runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec),
+                    listingRunner.claim()));
+        }
         return runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
     }
 
     @Override
     protected void closeBackend() {
         RuntimeException failure = attempt(null, workspaces::close);
+        if (egress != null) {
+            failure = attempt(failure, egress::close);
+        }
         if (ownsClient) {
             failure = attempt(failure, client::close);
         }
@@ -304,6 +339,17 @@ public final class KubernetesEngine extends AbstractEngine {
         boolean sweepLeftovers = true;
 
         private Builder() {
+        }
+
+        /**
+         * Pods enforce an egress policy ({@link #egress}) through the engine's proxy: they keep the deny-all
+         * NetworkPolicy and no DNS, and reach the proxy only through a tunnel over an exec of a relay in the pod
+         * ({@code 127.0.0.1:3128} there). Needs perl or python3 in the image; refused with
+         * {@link PodTemplate#egressProxy()} or {@link #agentSandbox}.
+         */
+        @Override
+        protected EgressControl egressControl() {
+            return EgressControl.PROXY;
         }
 
         /**
@@ -421,12 +467,15 @@ public final class KubernetesEngine extends AbstractEngine {
          * Builds the engine: checks the settings, connects, creates the engine's Lease and the NetworkPolicy (or
          * checks that agent-sandbox is installed), and sweeps leftovers.
          *
-         * @throws InvalidSpecException        when a setting is invalid (no image, for one)
+         * @throws InvalidSpecException        when a setting is invalid (no image, for one), or an egress policy is
+         *                                     set with {@link PodTemplate#egressProxy()} or {@link #agentSandbox}
          * @throws BackendUnavailableException when no cluster is configured or its API server refuses or does not
          *                                     answer
          */
         public KubernetesEngine build() {
-            return new KubernetesEngine(this, template());
+            PodTemplate t = template();
+            PodEgress.check(egressPolicy(), t, sandboxWarmPool != null);
+            return new KubernetesEngine(this, t);
         }
 
         private PodTemplate template() {

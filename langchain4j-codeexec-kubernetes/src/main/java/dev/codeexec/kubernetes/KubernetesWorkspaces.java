@@ -43,13 +43,15 @@ final class KubernetesWorkspaces implements WorkspaceManager {
     private final SandboxClaims claims;
     private final PodExec exec;
     private final String engineId;
+    private final PodEgress egress;
     private final Map<String, WorkspacePod> byWorkspace = new ConcurrentHashMap<>();
 
     /**
      * @param pods   the engine's own pods, or null when pods are claimed
      * @param claims the agent-sandbox claims, or null when the engine makes its own pods
+     * @param egress the egress tunnels of an engine with an egress policy, or null
      */
-    KubernetesWorkspaces(PodWorkspaces pods, SandboxClaims claims, PodExec exec, String engineId) {
+    KubernetesWorkspaces(PodWorkspaces pods, SandboxClaims claims, PodExec exec, String engineId, PodEgress egress) {
         if ((pods == null) == (claims == null)) {
             throw new IllegalArgumentException("exactly one of pods and claims");
         }
@@ -57,6 +59,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         this.claims = claims;
         this.exec = exec;
         this.engineId = engineId;
+        this.egress = egress;
     }
 
     @Override
@@ -86,8 +89,14 @@ final class KubernetesWorkspaces implements WorkspaceManager {
                 LOG.warn("workspace {}: the image of pod {} has neither python3 nor perl; a daemon that detaches from "
                         + "a run's process tree outlives the run's kill", id, pod);
             }
+            if (egress != null) {
+                egress.open(id, pod, reaper);
+            }
             byWorkspace.put(id, new WorkspacePod(pod, reaper, claim));
         } catch (RuntimeException e) {
+            if (egress != null) {
+                egress.closeWorkspace(id);
+            }
             release(id, pod, claim, e);
             throw e;
         }
@@ -135,6 +144,9 @@ final class KubernetesWorkspaces implements WorkspaceManager {
     @Override
     public void cleanup(Workspace ws) {
         WorkspacePod p = byWorkspace.remove(ws.id());
+        if (egress != null) {
+            egress.closeWorkspace(ws.id());
+        }
         if (p != null) {
             release(ws.id(), p.pod(), p.claim(), null);
         } else if (pods != null) {
