@@ -64,6 +64,7 @@ final class PodTunnel implements AutoCloseable {
     private final CompletableFuture<Void> ready = new CompletableFuture<>();
     private final TunnelFrames.Decoder decoder = new TunnelFrames.Decoder();
     private volatile ExecSocket socket;
+    private final java.util.concurrent.atomic.AtomicInteger peak = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean ended;
 
     private PodTunnel(String pod, Path gate, int maxConnections, Executor pumps) {
@@ -219,6 +220,7 @@ final class PodTunnel implements AutoCloseable {
         }
         Conn c = new Conn(id, ch);
         conns.put(id, c);
+        peak.accumulateAndGet(conns.size(), Math::max);
         if (ended) {
             c.drop(false);
             return;
@@ -255,6 +257,11 @@ final class PodTunnel implements AutoCloseable {
     /** Connections carried now. */
     int connections() {
         return conns.size();
+    }
+
+    /** The most connections carried at once so far. */
+    int peakConnections() {
+        return peak.get();
     }
 
     /** Asks the relay to exit, then ends the tunnel. */

@@ -13,7 +13,9 @@ import java.nio.ByteBuffer;
  *   <li>{@link #DATA} (both ways): bytes of a connection, at most {@link #MAX_PAYLOAD}.</li>
  *   <li>{@link #END} (both ways, no payload): the sender's side of the connection reached its end (a half-close).</li>
  *   <li>{@link #CLOSE} (both ways, no payload): the sender dropped the connection; the receiver delivers what it
- *       holds for it and drops it too. Frames for an id neither side knows any longer are ignored.</li>
+ *       holds for it and drops it too. The relay answers a frame for an id it does not know (any longer) with a
+ *       {@code CLOSE}, so that the engine forgets a connection the relay never had; the engine ignores frames for
+ *       ids it does not know.</li>
  *   <li>{@link #BYE} (engine to relay, id 0, no payload): the relay exits.</li>
  * </ul>
  *

@@ -51,7 +51,8 @@ sub frames {
         last if length($in) < 9 + $len;
         my $p = substr($in, 9, $len); substr($in, 0, 9 + $len) = '';
         exit 0 if $t == $BYE;
-        my $x = $c{$id} or next;
+        my $x = $c{$id};
+        if (!$x) { out($CLOSE, $id) unless $t == $CLOSE; next }  # not ours (any more): the engine forgets it too
         if ($t == $DATA) { $x->{out} .= $p unless $x->{shut} || $x->{close} }
         elsif ($t == $END) { $x->{shut} = 1 }
         else { $x->{close} = 1; $x->{eof} = 1 }

@@ -80,6 +80,8 @@ def frames(buf):
             os._exit(0)
         c = conns.get(k)
         if c is None:
+            if t != CLOSE:
+                out(CLOSE, k)  # not ours (any more): the engine forgets it too
             continue
         if t == DATA:
             if not (c.shut or c.close):

@@ -109,8 +109,10 @@ class PodRelayTest {
             assertThat(new String(client.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
                     .startsWith("HTTP/1.1 502 the engine's egress proxy is not running");
         }
-        // frames for a connection the relay no longer knows are ignored; the relay goes on
+        // a frame for a connection the relay does not know is answered with its close; the relay goes on
         send(TunnelFrames.DATA, 12345, "stale");
+        assertThat(next()).isEqualTo(new Frame(TunnelFrames.CLOSE, 12345, ""));
+        send(TunnelFrames.CLOSE, 12346, "");
         try (Socket again = connect()) {
             assertThat(next().type()).isEqualTo(TunnelFrames.OPEN);
         }
