@@ -276,7 +276,7 @@ final class PodTunnel implements AutoCloseable {
     private void end() {
         ended = true;
         ExecSocket s = socket;
-        if (s != null) {
+        if (s != null && !s.closed().isDone()) {
             s.close(); // the relay's stdin ends with the stream: it exits
         }
         for (Conn c : conns.values()) {

@@ -207,6 +207,22 @@ class KubernetesEgressAttackIT {
     }
 
     @Test
+    void should_carry_connections_under_protocol_v4_whose_stdin_cannot_be_ended() {
+        try (FakeCluster v4 = FakeCluster.startV4Only()) {
+            engine = KubernetesTesting.engine(v4).egress(POLICY).egressProxy(EgressProxy.builder()
+                    .resolver(FakeInternet.resolver()).listener(events::add)).build();
+            Workspace ws = engine.manager().createWorkspace("v4", WorkspacePolicy.DEFAULT);
+            List<String> out = attack(ws, "proxy " + echo(), "direct " + FakeInternet.ADDRESS + " "
+                    + internet.echoPort());
+            assertThat(out.get(0)).isEqualTo("proxy -> HTTP/1.1 200 Connection established | ping");
+            assertThat(out.get(1)).startsWith("direct -> error");
+            assertThat(engine.exec().protocol()).isEqualTo(ExecSocket.Protocol.V4);
+            engine.close();
+            engine = null;
+        }
+    }
+
+    @Test
     void should_decide_connections_a_program_injected_at_the_gate_and_bound_how_many_are_carried() {
         Workspace ws = workspace(EgressLimits.DEFAULT.withMaxConnections(3));
         PodTunnel tunnel = engine.tunnels().tunnel(ws.id());
