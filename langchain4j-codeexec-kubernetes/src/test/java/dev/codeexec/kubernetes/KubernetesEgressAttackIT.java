@@ -223,6 +223,18 @@ class KubernetesEgressAttackIT {
     }
 
     @Test
+    void should_give_a_workspace_on_a_pod_of_the_warm_pool_its_own_tunnel() {
+        engine = KubernetesTesting.engine().warmPool(1).egress(POLICY).egressProxy(EgressProxy.builder()
+                .resolver(FakeInternet.resolver()).listener(events::add)).build();
+        Workspace ws = engine.manager().createWorkspace("pooled", WorkspacePolicy.DEFAULT);
+        List<String> out = attack(ws, "proxy " + echo(), "direct " + FakeInternet.ADDRESS + " "
+                + internet.echoPort());
+        assertThat(out.get(0)).endsWith("| ping");
+        assertThat(out.get(1)).startsWith("direct -> error");
+        assertThat(events).allMatch(e -> e.workspaceId().equals(ws.id()));
+    }
+
+    @Test
     void should_decide_connections_a_program_injected_at_the_gate_and_bound_how_many_are_carried() {
         Workspace ws = workspace(EgressLimits.DEFAULT.withMaxConnections(3));
         PodTunnel tunnel = engine.tunnels().tunnel(ws.id());
