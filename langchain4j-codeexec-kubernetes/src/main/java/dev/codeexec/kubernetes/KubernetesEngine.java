@@ -12,7 +12,6 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
-import dev.codeexec.network.EgressBridge;
 import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
@@ -90,7 +89,6 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
     private final PodWorkspaces pods;
     private final KubernetesWorkspaces workspaces;
     private final PodExec exec;
-    /** The egress tunnels of an engine with an egress policy, or null. */
     private final PodEgress egress;
     private final PodRuns runs;
     private final StandardWorkspaceFS fs;
@@ -104,13 +102,11 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
         this.template = template;
         this.ownsClient = b.client == null;
         this.client = b.client != null ? b.client : openClient(b.context);
-        PodEgress tunnels = null;
+        this.egress = PodEgress.forEngine(egressPolicy(), egressProxySettings());
         try {
             String namespace = template.namespace() != null ? template.namespace()
                     : client.getNamespace() != null ? client.getNamespace() : "default";
             this.exec = new PodExec(client, namespace);
-            tunnels = PodEgress.forEngine(egressPolicy(), egressProxySettings(), exec);
-            this.egress = tunnels;
             SandboxClaims claims = null;
             if (b.sandboxWarmPool != null) {
                 claims = new SandboxClaims(client, namespace, new SandboxClaimSettings(b.sandboxWarmPool, null,
@@ -131,8 +127,8 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
             }
             this.workspaces = new KubernetesWorkspaces(pods, claims, exec, engineId, egress);
         } catch (RuntimeException e) {
-            if (tunnels != null) {
-                tunnels.close();
+            if (egress != null) {
+                egress.close();
             }
             if (ownsClient) {
                 client.close();
@@ -248,18 +244,9 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
         return new PodFiles(workspaces.pod(ws).pod(), exec, template.uid(), template.gid(), PodFiles.Limits.DEFAULT);
     }
 
-    /**
-     * The engine's egress (built with {@link Builder#egress}): its gates, where a workspace's policy is narrowed and
-     * connections are heard; empty without an egress policy.
-     */
     @Override
     public Optional<WorkspaceEgress> egress() {
         return Optional.ofNullable(egress).map(PodEgress::egress);
-    }
-
-    /** The egress tunnels, for tests; null without an egress policy. */
-    PodEgress tunnels() {
-        return egress;
     }
 
     KubernetesWorkspaces workspaces() {
@@ -292,20 +279,15 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
         Map<String, String> env = environment().forRun(spec,
                 RunEnvironment.runtimeVariables(PodLayout.ROOT, runDir, true));
         if (egress != null) {
-            egress.beforeRun(ws.id());
-            env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
-            return egress.counted(ws.id(), runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec),
-                    listingRunner.claim()));
+            env.putAll(egress.beforeRun(exec, ws.id())); // the proxy's variables: the model's own lead nowhere
         }
-        return runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
+        PreparedRun run = runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
+        return egress == null ? run : egress.counted(ws.id(), run);
     }
 
     @Override
     protected void closeBackend() {
         RuntimeException failure = attempt(null, workspaces::close);
-        if (egress != null) {
-            failure = attempt(failure, egress::close);
-        }
         if (ownsClient) {
             failure = attempt(failure, client::close);
         }
@@ -341,12 +323,7 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
         private Builder() {
         }
 
-        /**
-         * Pods enforce an egress policy ({@link #egress}) through the engine's proxy: they keep the deny-all
-         * NetworkPolicy and no DNS, and reach the proxy only through a tunnel over an exec of a relay in the pod
-         * ({@code 127.0.0.1:3128} there). Needs perl or python3 in the image; refused with
-         * {@link PodTemplate#egressProxy()} or {@link #agentSandbox}.
-         */
+        /** Pods keep no network under an egress policy and reach the engine's proxy through a tunnel over exec. */
         @Override
         protected EgressControl egressControl() {
             return EgressControl.PROXY;
@@ -467,15 +444,12 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
          * Builds the engine: checks the settings, connects, creates the engine's Lease and the NetworkPolicy (or
          * checks that agent-sandbox is installed), and sweeps leftovers.
          *
-         * @throws InvalidSpecException        when a setting is invalid (no image, for one), or an egress policy is
-         *                                     set with {@link PodTemplate#egressProxy()} or {@link #agentSandbox}
+         * @throws InvalidSpecException        when a setting is invalid (no image; an egress policy with agentSandbox)
          * @throws BackendUnavailableException when no cluster is configured or its API server refuses or does not
          *                                     answer
          */
         public KubernetesEngine build() {
-            PodTemplate t = template();
-            PodEgress.check(egressPolicy(), t, sandboxWarmPool != null);
-            return new KubernetesEngine(this, t);
+            return new KubernetesEngine(this, PodEgress.checked(egressPolicy(), template(), sandboxWarmPool != null));
         }
 
         private PodTemplate template() {

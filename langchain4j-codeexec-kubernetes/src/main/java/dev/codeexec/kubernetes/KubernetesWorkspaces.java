@@ -90,7 +90,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
                         + "a run's process tree outlives the run's kill", id, pod);
             }
             if (egress != null) {
-                egress.open(id, pod, reaper);
+                egress.open(exec, id, pod, reaper);
             }
             byWorkspace.put(id, new WorkspacePod(pod, reaper, claim));
         } catch (RuntimeException e) {
@@ -174,7 +174,12 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         return Map.copyOf(byWorkspace);
     }
 
-    /** Releases every workspace's pod, then the engine's own pods, lease and threads. */
+    /** The egress tunnels of an engine with an egress policy, or null. */
+    PodEgress egress() {
+        return egress;
+    }
+
+    /** Releases every workspace's pod, then the engine's own pods, lease and threads, and the egress tunnels. */
     void close() {
         RuntimeException failure = null;
         for (String id : List.copyOf(byWorkspace.keySet())) {
@@ -193,6 +198,9 @@ final class KubernetesWorkspaces implements WorkspaceManager {
             } catch (RuntimeException e) {
                 failure = failure == null ? e : failure;
             }
+        }
+        if (egress != null) {
+            egress.close();
         }
         if (failure != null) {
             throw failure;

@@ -3,6 +3,7 @@ package dev.codeexec.kubernetes;
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.RunResult;
+import dev.codeexec.network.EgressBridge;
 import dev.codeexec.network.EgressPolicy;
 import dev.codeexec.network.EgressProxy;
 import dev.codeexec.network.WorkspaceEgress;
@@ -44,7 +45,6 @@ final class PodEgress implements AutoCloseable {
     static final int MARGIN = 16;
 
     private final WorkspaceEgress egress;
-    private final PodExec exec;
     private final int maxConnections;
     private final ExecutorService pumps = Executors.newCachedThreadPool(
             IoThreads.daemonThreads("codeexec-kubernetes-egress-"));
@@ -64,20 +64,20 @@ final class PodEgress implements AutoCloseable {
         }
     }
 
-    private PodEgress(WorkspaceEgress egress, PodExec exec, int maxConnections) {
+    private PodEgress(WorkspaceEgress egress, int maxConnections) {
         this.egress = egress;
-        this.exec = exec;
         this.maxConnections = maxConnections;
     }
 
     /**
      * Refuses settings under which an egress policy cannot hold, before anything is made.
      *
+     * @return {@code template}
      * @throws InvalidSpecException with an operator's own proxy in the template, or agent-sandbox pods
      */
-    static void check(EgressPolicy policy, PodTemplate template, boolean agentSandbox) {
+    static PodTemplate checked(EgressPolicy policy, PodTemplate template, boolean agentSandbox) {
         if (policy == null) {
-            return;
+            return template;
         }
         if (template.egressProxy() != null) {
             throw new InvalidSpecException("an egress policy and PodTemplate.egressProxy exclude each other: the "
@@ -89,16 +89,17 @@ final class PodEgress implements AutoCloseable {
                     + "network is its SandboxTemplate's, which the engine does not write, so the tunnel could not be "
                     + "its only way out; use no agentSandbox(...) with egress(...)");
         }
+        return template;
     }
 
     /** The engine's egress, with its own proxy; null without a policy. */
-    static PodEgress forEngine(EgressPolicy policy, EgressProxy.Builder settings, PodExec exec) {
+    static PodEgress forEngine(EgressPolicy policy, EgressProxy.Builder settings) {
         if (policy == null) {
             return null;
         }
         EgressProxy proxy = settings.build();
         int max = proxy.limits().maxConnections() + MARGIN;
-        return new PodEgress(WorkspaceEgress.start(policy, proxy), exec, max);
+        return new PodEgress(WorkspaceEgress.start(policy, proxy), max);
     }
 
     /** The engine's egress: its gates, their runs, narrowing. */
@@ -111,7 +112,7 @@ final class PodEgress implements AutoCloseable {
      *
      * @throws BackendUnavailableException when the pod has no interpreter for the relay, or it does not start
      */
-    void open(String workspaceId, String pod, PodScripts.Reaper reaper) {
+    void open(PodExec exec, String workspaceId, String pod, PodScripts.Reaper reaper) {
         if (reaper == PodScripts.Reaper.NONE) {
             throw new BackendUnavailableException("the egress relay cannot run in pod " + pod + ": its image has "
                     + "neither perl nor python3, and an egress policy needs one of them");
@@ -127,20 +128,21 @@ final class PodEgress implements AutoCloseable {
      * Before a run of a workspace: starts its relay again if it ended (a program killed it, it broke the format, its
      * exec was lost).
      *
+     * @return the variables that point the run's clients at the relay ({@link EgressBridge#environment()})
      * @throws BackendUnavailableException when the relay does not start again (nothing ran)
      */
-    void beforeRun(String workspaceId) {
+    Map<String, String> beforeRun(PodExec exec, String workspaceId) {
         Slot s = slots.get(workspaceId);
         if (s == null) {
             throw new BackendUnavailableException("workspace " + workspaceId + " has no egress tunnel");
         }
         synchronized (s) {
-            if (s.tunnel != null && s.tunnel.alive()) {
-                return;
+            if (s.tunnel == null || !s.tunnel.alive()) {
+                LOG.info("egress relay of pod {} ended; starting it again", s.pod);
+                s.tunnel = PodTunnel.open(exec, s.pod, s.reaper, s.gate, maxConnections, pumps, RELAY_TIMEOUT);
             }
-            LOG.info("egress relay of pod {} ended; starting it again", s.pod);
-            s.tunnel = PodTunnel.open(exec, s.pod, s.reaper, s.gate, maxConnections, pumps, RELAY_TIMEOUT);
         }
+        return EgressBridge.environment();
     }
 
     /**

@@ -171,7 +171,7 @@ class KubernetesEgressAttackIT {
     @Test
     void should_give_only_failed_connections_once_the_relay_is_killed_and_start_it_again_for_the_next_run() {
         Workspace ws = workspace(EgressLimits.DEFAULT);
-        PodTunnel first = engine.tunnels().tunnel(ws.id());
+        PodTunnel first = engine.workspaces().egress().tunnel(ws.id());
         List<String> out = attack(ws, "proxy " + echo(), "kill", "proxy " + echo(),
                 "direct " + FakeInternet.ADDRESS + " " + internet.echoPort());
         assertThat(out.get(0)).endsWith("| ping");
@@ -183,7 +183,7 @@ class KubernetesEgressAttackIT {
 
         List<String> next = attack(ws, "proxy " + echo());
         assertThat(next.get(0)).endsWith("| ping");
-        assertThat(engine.tunnels().tunnel(ws.id())).isNotSameAs(first);
+        assertThat(engine.workspaces().egress().tunnel(ws.id())).isNotSameAs(first);
         assertThat(internet.echoConnections.get()).isEqualTo(2);
     }
 
@@ -191,8 +191,8 @@ class KubernetesEgressAttackIT {
     void should_end_only_the_tunnel_a_program_wrote_garbage_into() {
         Workspace ws = workspace(EgressLimits.DEFAULT);
         Workspace other = workspace(EgressLimits.DEFAULT);
-        PodTunnel attacked = engine.tunnels().tunnel(ws.id());
-        PodTunnel bystander = engine.tunnels().tunnel(other.id());
+        PodTunnel attacked = engine.workspaces().egress().tunnel(ws.id());
+        PodTunnel bystander = engine.workspaces().egress().tunnel(other.id());
         List<String> out = attack(ws, "proxy " + echo(), "garbage");
         assertThat(out).containsExactly("proxy -> HTTP/1.1 200 Connection established | ping", "garbage -> written");
         Await.until("the engine ended the tunnel that broke the format", () -> !attacked.alive());
@@ -200,7 +200,7 @@ class KubernetesEgressAttackIT {
 
         assertThat(attack(other, "proxy " + echo())).containsExactly(
                 "proxy -> HTTP/1.1 200 Connection established | ping");
-        assertThat(engine.tunnels().tunnel(other.id())).isSameAs(bystander);
+        assertThat(engine.workspaces().egress().tunnel(other.id())).isSameAs(bystander);
         assertThat(attack(ws, "proxy " + echo())).containsExactly(
                 "proxy -> HTTP/1.1 200 Connection established | ping");
         assertThat(internet.echoConnections.get()).isEqualTo(3);
@@ -237,7 +237,7 @@ class KubernetesEgressAttackIT {
     @Test
     void should_decide_connections_a_program_injected_at_the_gate_and_bound_how_many_are_carried() {
         Workspace ws = workspace(EgressLimits.DEFAULT.withMaxConnections(3));
-        PodTunnel tunnel = engine.tunnels().tunnel(ws.id());
+        PodTunnel tunnel = engine.workspaces().egress().tunnel(ws.id());
         int bound = 3 + PodEgress.MARGIN;
         List<String> out = attack(ws, "proxy " + echo(),
                 "inject 1000001 other.test:" + internet.echoPort(),
