@@ -13,6 +13,8 @@ import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.network.EgressCapable;
+import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
 import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.EngineBuilder;
@@ -32,6 +34,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,7 +71,7 @@ import org.slf4j.LoggerFactory;
  * <p>The image needs {@code sh}, GNU {@code tar}, coreutils and findutils (any Debian or Ubuntu based image), and
  * {@code python3} or {@code perl} for the tree kill to hold against detached daemons.
  */
-public final class KubernetesEngine extends AbstractEngine {
+public final class KubernetesEngine extends AbstractEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesEngine.class);
 
@@ -88,6 +91,7 @@ public final class KubernetesEngine extends AbstractEngine {
     private final PodWorkspaces pods;
     private final KubernetesWorkspaces workspaces;
     private final PodExec exec;
+    private final PodEgress egress;
     private final PodRuns runs;
     private final StandardWorkspaceFS fs;
     private final Capabilities capabilities;
@@ -103,7 +107,10 @@ public final class KubernetesEngine extends AbstractEngine {
         this.ownsClient = b.client == null;
         this.client = b.client != null ? b.client : openClient(b.context);
         PodWorkspaces started = null;
+        PodEgress tunnels = null;
         try {
+            tunnels = PodEgress.forEngine(egressPolicy(), egressProxySettings());
+            this.egress = tunnels;
             String namespace = template.namespace() != null ? template.namespace()
                     : client.getNamespace() != null ? client.getNamespace() : "default";
             this.exec = new PodExec(client, namespace);
@@ -122,10 +129,13 @@ public final class KubernetesEngine extends AbstractEngine {
                 started = new PodWorkspaces(client, template.toBuilder().namespace(namespace).build(), engineId, s);
                 this.pods = started;
             }
-            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, b.acceptWithoutTreeKill);
+            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, b.acceptWithoutTreeKill, egress);
         } catch (RuntimeException e) {
             if (started != null) {
                 attempt(e, started::close); // its threads, pool and Lease: a failed build leaves nothing behind
+            }
+            if (tunnels != null) {
+                attempt(e, tunnels::close);
             }
             throw ownsClient ? attempt(e, client::close) : e;
         }
@@ -144,7 +154,7 @@ public final class KubernetesEngine extends AbstractEngine {
                 .enforcedLimits(EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE, ResourceLimit.OPEN_FILES,
                         ResourceLimit.MEMORY))
                 .diskQuota(false)
-                .egressControl(EgressControl.NONE)
+                .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
                 .build();
         this.clusterConditions = ClusterConditions.of(template, b.sandboxWarmPool != null);
         LOG.info("KubernetesEngine {} on {} (image {}, {})", engineId.substring(0, 8), client.getMasterUrl(),
@@ -230,6 +240,11 @@ public final class KubernetesEngine extends AbstractEngine {
         return new PodFiles(workspaces.pod(ws).pod(), exec, template.uid(), template.gid(), PodFiles.Limits.DEFAULT);
     }
 
+    @Override
+    public Optional<WorkspaceEgress> egress() {
+        return Optional.ofNullable(egress).map(PodEgress::egress);
+    }
+
     KubernetesWorkspaces workspaces() {
         return workspaces;
     }
@@ -259,7 +274,11 @@ public final class KubernetesEngine extends AbstractEngine {
         String runDir = WorkspaceLayout.newRunDir();
         Map<String, String> env = environment.forRun(spec,
                 RunEnvironment.runtimeVariables(PodLayout.ROOT, runDir, true));
-        return runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
+        if (egress != null) {
+            env.putAll(egress.beforeRun(exec, ws.id())); // the proxy's variables: the model's own lead nowhere
+        }
+        PreparedRun run = runs.plan(ws, pod, spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
+        return egress == null ? run : egress.counted(ws.id(), run);
     }
 
     @Override
@@ -331,6 +350,12 @@ public final class KubernetesEngine extends AbstractEngine {
         public Builder acceptOtherNetworkPolicies(boolean accept) {
             this.acceptOtherNetworkPolicies = accept;
             return this;
+        }
+
+        /** Pods keep no network under an egress policy and reach the engine's proxy through a tunnel over exec. */
+        @Override
+        protected EgressControl egressControl() {
+            return EgressControl.PROXY;
         }
 
         /**
@@ -465,12 +490,13 @@ public final class KubernetesEngine extends AbstractEngine {
          * checks that agent-sandbox is installed), checks the namespace's other NetworkPolicies, and sweeps leftovers.
          * A build that fails deletes what it created and stops what it started.
          *
-         * @throws InvalidSpecException            when a setting is invalid (no image, for one)
+         * @throws InvalidSpecException            when a setting is invalid (no image; an egress policy with
+         *                                         agentSandbox or with the template's egress proxy)
          * @throws BackendUnavailableException     when no cluster is configured, or its API server refuses or is mute
          * @throws UnsupportedCapabilityException when another NetworkPolicy lets the pods out
          */
         public KubernetesEngine build() {
-            return new KubernetesEngine(this, template());
+            return new KubernetesEngine(this, PodEgress.checked(egressPolicy(), template(), sandboxWarmPool != null));
         }
 
         private PodTemplate template() {

@@ -50,6 +50,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
     private final ClaimKeeper keeper;
     private final PodExec exec;
     private final boolean acceptWithoutTreeKill;
+    private final PodEgress egress;
     private final Map<String, WorkspacePod> byWorkspace = new ConcurrentHashMap<>();
 
     /**
@@ -57,8 +58,10 @@ final class KubernetesWorkspaces implements WorkspaceManager {
      * @param keeper                the agent-sandbox claims with their Lease and sweeper, or null when the engine
      *                              makes its own pods; closed by {@link #close()}
      * @param acceptWithoutTreeKill true to use a pod whose image offers no subreaper ({@link PodScripts.Reaper#NONE})
+     * @param egress                the egress tunnels of an engine with an egress policy, or null
      */
-    KubernetesWorkspaces(PodWorkspaces pods, ClaimKeeper keeper, PodExec exec, boolean acceptWithoutTreeKill) {
+    KubernetesWorkspaces(PodWorkspaces pods, ClaimKeeper keeper, PodExec exec, boolean acceptWithoutTreeKill,
+                         PodEgress egress) {
         if ((pods == null) == (keeper == null)) {
             throw new IllegalArgumentException("exactly one of pods and claims");
         }
@@ -67,6 +70,7 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         this.keeper = keeper;
         this.exec = exec;
         this.acceptWithoutTreeKill = acceptWithoutTreeKill;
+        this.egress = egress;
     }
 
     @Override
@@ -97,8 +101,14 @@ final class KubernetesWorkspaces implements WorkspaceManager {
                 LOG.warn("workspace {}: the image of pod {} has neither python3 nor perl; a daemon that detaches from "
                         + "a run's process tree outlives the run's kill", id, pod);
             }
+            if (egress != null) {
+                egress.open(exec, id, pod, reaper);
+            }
             byWorkspace.put(id, new WorkspacePod(pod, reaper, claim));
         } catch (RuntimeException e) {
+            if (egress != null) {
+                egress.closeWorkspace(id);
+            }
             release(id, pod, claim, e);
             throw e;
         }
@@ -192,6 +202,9 @@ final class KubernetesWorkspaces implements WorkspaceManager {
     @Override
     public void cleanup(Workspace ws) {
         WorkspacePod p = byWorkspace.remove(ws.id());
+        if (egress != null) {
+            egress.closeWorkspace(ws.id());
+        }
         if (p != null) {
             release(ws.id(), p.pod(), p.claim(), null);
         } else if (pods != null) {
@@ -219,7 +232,15 @@ final class KubernetesWorkspaces implements WorkspaceManager {
         return Map.copyOf(byWorkspace);
     }
 
-    /** Releases every workspace's pod, then the engine's own pods (or its claims' keeper), Lease and threads. */
+    /** The egress tunnels of an engine with an egress policy, or null. */
+    PodEgress egress() {
+        return egress;
+    }
+
+    /**
+     * Releases every workspace's pod, then the engine's own pods (or its claims' keeper), Lease and threads, and the
+     * egress tunnels.
+     */
     void close() {
         RuntimeException failure = null;
         for (String id : List.copyOf(byWorkspace.keySet())) {
@@ -240,6 +261,9 @@ final class KubernetesWorkspaces implements WorkspaceManager {
             }
         } catch (RuntimeException e) {
             failure = failure == null ? e : failure;
+        }
+        if (egress != null) {
+            egress.close();
         }
         if (failure != null) {
             throw failure;

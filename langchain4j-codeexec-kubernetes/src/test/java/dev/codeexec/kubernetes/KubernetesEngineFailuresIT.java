@@ -12,7 +12,6 @@ import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.network.EgressPolicy;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -95,13 +94,6 @@ class KubernetesEngineFailuresIT {
             assertThat(r.stdout()).isEqualTo("line\nend\n");
             assertThat(engine.exec().protocol()).isEqualTo(ExecSocket.Protocol.V4);
         }
-    }
-
-    @Test
-    void should_refuse_an_egress_policy_rather_than_widen_it() {
-        KubernetesEngine.Builder b = KubernetesTesting.engine().egress(EgressPolicy.allowing("pypi.org"));
-        assertThatThrownBy(b::build).isInstanceOf(UnsupportedCapabilityException.class)
-                .hasMessageContaining("KubernetesEngine");
     }
 
     @Test

@@ -126,6 +126,11 @@ public final class EgressProxy implements AutoCloseable {
         listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
     }
 
+    /** The per-workspace limits every gate of this proxy enforces. */
+    public EgressLimits limits() {
+        return limits;
+    }
+
     /** The gates open now. */
     public List<EgressGate> gates() {
         return new ArrayList<>(gates);
