@@ -25,10 +25,7 @@ import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
 import dev.codeexec.workspace.WorkspaceLayout;
 import io.fabric8.kubernetes.api.model.OwnerReference;
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
@@ -84,11 +81,9 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
     /** How long a new pod may take to become ready by default: 2 minutes (an image pull may take that long). */
     public static final Duration DEFAULT_READY_TIMEOUT = Duration.ofMinutes(2);
 
-    private final KubernetesClient client;
-    private final boolean ownsClient;
+    private final EngineCluster cluster;
     private final PodTemplate template;
     private final String engineId = UUID.randomUUID().toString();
-    private final PodWorkspaces pods;
     private final KubernetesWorkspaces workspaces;
     private final PodExec exec;
     private final PodEgress egress;
@@ -104,46 +99,17 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
                 .memoryBytes(template.limits().get("memory").getNumericalAmount().longValue()).build());
         this.template = template;
         this.environment = new PodEnvironment(template, environmentPolicy(), b.hostEnvironment);
-        this.ownsClient = b.client == null;
-        this.client = b.client != null ? b.client : openClient(b.context);
-        PodWorkspaces started = null;
-        PodEgress tunnels = null;
-        try {
-            tunnels = PodEgress.forEngine(egressPolicy(), egressProxySettings());
-            this.egress = tunnels;
-            String namespace = template.namespace() != null ? template.namespace()
-                    : client.getNamespace() != null ? client.getNamespace() : "default";
-            this.exec = new PodExec(client, namespace);
-            ClaimKeeper keeper = b.sandboxWarmPool == null ? null
-                    : ClaimKeeper.open(client, namespace, engineId, template, b);
-            if (keeper != null) {
-                this.pods = null;
-            } else {
-                PodWorkspaces.Settings s = PodWorkspaces.Settings.defaults().withPoolSize(b.poolSize)
-                        .withSweepAtStart(b.sweepLeftovers).withAcceptOtherPolicies(b.acceptOtherNetworkPolicies)
-                        .withLeaseOwner(LeaseOwner.resolve(b.leaseOwner, b.downwardApi == null ? System::getenv
-                                : b.downwardApi::get, client, namespace));
-                if (b.readyTimeout != null) {
-                    s = s.withReadyTimeout(b.readyTimeout);
-                }
-                started = new PodWorkspaces(client, template.toBuilder().namespace(namespace).build(), engineId, s);
-                this.pods = started;
-            }
-            this.workspaces = new KubernetesWorkspaces(pods, keeper, exec, b.acceptWithoutTreeKill, egress);
-        } catch (RuntimeException e) {
-            if (started != null) {
-                attempt(e, started::close); // its threads, pool and Lease: a failed build leaves nothing behind
-            }
-            if (tunnels != null) {
-                attempt(e, tunnels::close);
-            }
-            throw ownsClient ? attempt(e, client::close) : e;
-        }
+        this.cluster = EngineCluster.open(b, template, engineId,
+                () -> PodEgress.forEngine(egressPolicy(), egressProxySettings()));
+        this.exec = cluster.exec();
+        this.workspaces = cluster.workspaces();
+        this.egress = cluster.egress();
         this.runs = new PodRuns(exec, defaultLimits().memoryBytes(), workspaces::whyGone);
         this.fs = StandardWorkspaceFS.builder().files(this::files).inputRoots(inputRoots())
                 .artifacts(artifactStore()).build();
         boolean asIs = b.sandboxWarmPool != null && b.acceptUnhardenedSandbox;
-        boolean network = asIs || template.egressProxy() != null || pods != null && pods.openedBy().isPresent();
+        boolean network = asIs || template.egressProxy() != null || cluster.pods() != null
+                && cluster.pods().openedBy().isPresent();
         this.capabilities = Capabilities.builder()
                 .isolation(asIs ? Isolation.EXTERNAL : Isolation.CONTAINER)
                 .networkAllowed(network)
@@ -157,19 +123,10 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
                 .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
                 .build();
         this.clusterConditions = ClusterConditions.of(template, b.sandboxWarmPool != null);
-        LOG.info("KubernetesEngine {} on {} (image {}, {})", engineId.substring(0, 8), client.getMasterUrl(),
+        LOG.info("KubernetesEngine {} on {} (image {}, {})", engineId.substring(0, 8),
+                cluster.client().getMasterUrl(),
                 template.image(), b.sandboxWarmPool == null ? "pods of its own" : "agent-sandbox warm pool "
                         + b.sandboxWarmPool);
-    }
-
-    private static KubernetesClient openClient(String context) {
-        try {
-            return new KubernetesClientBuilder().withConfig(Config.autoConfigure(context)).build();
-        } catch (KubernetesClientException | IllegalArgumentException e) {
-            throw new BackendUnavailableException("no Kubernetes cluster is configured for KubernetesEngine"
-                    + (context == null ? "" : " (context '" + context + "')") + ": set KUBECONFIG or ~/.kube/config, "
-                    + "run in a cluster, or give the builder a client: " + e.getMessage(), e);
-        }
     }
 
     public static Builder builder() {
@@ -283,13 +240,7 @@ public final class KubernetesEngine extends AbstractEngine implements EgressCapa
 
     @Override
     protected void closeBackend() {
-        RuntimeException failure = attempt(null, workspaces::close);
-        if (ownsClient) {
-            failure = attempt(failure, client::close);
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        cluster.close();
     }
 
     /**

@@ -426,9 +426,10 @@ public abstract class AbstractEngine implements Engine, CodeExecutor, ArtifactSo
 
     /**
      * Runs one step of a close; its failure is added to {@code failure} (the first failure, with later ones
-     * suppressed). For {@link #closeBackend} implementations that release several resources.
+     * suppressed). For {@link #closeBackend} implementations that release several resources, and for the classes
+     * that open a backend's resources together and close them when an open fails part-way.
      */
-    protected static RuntimeException attempt(RuntimeException failure, Runnable step) {
+    public static RuntimeException attempt(RuntimeException failure, Runnable step) {
         try {
             step.run();
             return failure;
