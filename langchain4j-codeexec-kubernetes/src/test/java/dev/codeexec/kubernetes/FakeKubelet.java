@@ -32,8 +32,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -77,7 +78,8 @@ final class FakeKubelet extends Dispatcher implements CustomResourceAware {
     private final Map<String, AtomicInteger> execs = new ConcurrentHashMap<>();
     private final Set<String> unpullable = ConcurrentHashMap.newKeySet();
     private final AtomicInteger creations = new AtomicInteger();
-    private final AtomicBoolean breakNextExec = new AtomicBoolean();
+    /** Which exec breaks next (the first whose command it accepts), or null. */
+    private final AtomicReference<Predicate<List<String>>> breakNext = new AtomicReference<>();
     private final ExecutorService starter = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "fake-kubelet");
         t.setDaemon(true);
@@ -105,9 +107,23 @@ final class FakeKubelet extends Dispatcher implements CustomResourceAware {
         return n == null ? 0 : n.get();
     }
 
-    /** Makes the next exec's stream break after its first output (or at its end): no status, no close frame. */
+    /** Makes the next exec's stream break after its first output (or at its end): no status. */
     void breakNextExec() {
-        breakNextExec.set(true);
+        breakNextExec(command -> true);
+    }
+
+    /**
+     * Makes the stream of the next exec whose command {@code which} accepts break after its first output (or at its
+     * end): no status. Engines run helper execs of their own (kills, sweeps, egress relays) at any time, so a test
+     * of one run names that run's command.
+     */
+    void breakNextExec(Predicate<List<String>> which) {
+        breakNext.set(which);
+    }
+
+    private boolean breaks(List<String> command) {
+        Predicate<List<String>> which = breakNext.get();
+        return which != null && which.test(command) && breakNext.compareAndSet(which, null);
     }
 
     /** The running fake pod of {@code namespace/name}, if it runs. */
@@ -299,7 +315,7 @@ final class FakeKubelet extends Dispatcher implements CustomResourceAware {
         }
         execs.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
         return new MockResponse().withWebSocketUpgrade(new FakeExecSocket(fake, command, stdin, stdout, stderr,
-                protocol, breakNextExec.getAndSet(false)));
+                protocol, breaks(command)));
     }
 
     /** The first protocol the client offers that is supported, as {@code wsstream}'s handshake picks it. */

@@ -68,7 +68,7 @@ class KubernetesEngineFailuresIT {
         FakeCluster cluster = KubernetesTesting.cluster();
         try (KubernetesEngine engine = KubernetesTesting.engine().build()) {
             Workspace ws = engine.manager().createWorkspace("broken", WorkspacePolicy.DEFAULT);
-            cluster.kubelet().breakNextExec();
+            cluster.kubelet().breakNextExec(command -> command.stream().anyMatch(a -> a.contains("echo started")));
             // Safe outcomes: the break came before the program started (backend unavailable, nothing ran) or after
             // (outcome unknown, exit -1). Never a result that claims success.
             assertThatThrownBy(() -> engine.runner().runProgram(ws, sh("echo started; sleep 30")))

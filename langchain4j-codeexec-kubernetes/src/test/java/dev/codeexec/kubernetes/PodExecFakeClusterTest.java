@@ -160,7 +160,7 @@ class PodExecFakeClusterTest {
         start(false);
         Out out = new Out();
         Run run = run(out, "sh", "-c", "echo started; sleep 1000");
-        cluster.kubelet().breakNextExec();
+        cluster.kubelet().breakNextExec(command -> command.stream().anyMatch(a -> a.contains("echo started")));
         ChannelProcess p = run.start();
         assertThat(p.exit().get()).isEqualTo(-1);
         assertThat(run.channel.failure()).isNotNull().hasMessageContaining("without an exit status");
