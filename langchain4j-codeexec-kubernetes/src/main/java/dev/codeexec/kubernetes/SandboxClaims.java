@@ -23,6 +23,7 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.net.HttpURLConnection;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -66,6 +67,8 @@ final class SandboxClaims {
 
     /** The group of {@code Sandbox}. */
     static final String CORE_GROUP = "agents.x-k8s.io";
+    /** How often a wait for a claim reads the claim itself besides watching it. */
+    static final Duration RECHECK = Duration.ofSeconds(5);
     /** The group of {@code SandboxClaim}, {@code SandboxTemplate} and {@code SandboxWarmPool}. */
     static final String EXTENSIONS_GROUP = "extensions.agents.x-k8s.io";
     /** The label the controller puts on the claimed pod: the claim's uid. */
@@ -230,6 +233,47 @@ final class SandboxClaims {
         return claim;
     }
 
+    /** Whether a claim (null: deleted) is settled: gone, Ready, or refused for a reason that will not pass. */
+    private static boolean decided(GenericKubernetesResource claim) {
+        if (claim == null) {
+            return true;
+        }
+        Map<String, Object> ready = readyCondition(claim);
+        return ready != null && ("True".equals(ready.get("status"))
+                || "False".equals(ready.get("status")) && TERMINAL_REASONS.contains(ready.get("reason")));
+    }
+
+    /**
+     * Waits for the watch's verdict, and reads the claim itself every {@link #RECHECK}: a watch can miss an event (a
+     * deletion between its list and its watch, a connection dropped and resumed), and the claim as stored decides
+     * then. Returns the watch's items: empty when the claim is gone.
+     */
+    private List<GenericKubernetesResource> awaitDecision(CompletableFuture<List<GenericKubernetesResource>> done,
+            String name, AtomicReference<GenericKubernetesResource> last)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        long deadline = System.nanoTime() + settings.readyTimeout().toNanos();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new TimeoutException();
+            }
+            try {
+                return done.get(Math.min(left, RECHECK.toNanos()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                GenericKubernetesResource stored;
+                try {
+                    stored = claims().withName(name).get();
+                } catch (KubernetesClientException k) {
+                    throw translate(k, "reading SandboxClaim " + name);
+                }
+                if (decided(stored)) {
+                    return stored == null ? List.of() : List.of(stored);
+                }
+                last.set(stored);
+            }
+        }
+    }
+
     /**
      * Waits on the claim's informer for {@code Ready=True}; refuses on a terminal reason or when the claim is gone.
      * The informer's condition sees the list of matching objects (the initial list included), so a claim deleted
@@ -242,19 +286,14 @@ final class SandboxClaims {
             done = claims().withName(name).informOnCondition(items -> {
                 GenericKubernetesResource claim = items.isEmpty() ? null : items.get(0);
                 last.set(claim);
-                if (claim == null) {
-                    return true;
-                }
-                Map<String, Object> ready = readyCondition(claim);
-                return ready != null && ("True".equals(ready.get("status"))
-                        || "False".equals(ready.get("status")) && TERMINAL_REASONS.contains(ready.get("reason")));
+                return decided(claim);
             });
         } catch (KubernetesClientException e) {
             throw translate(e, "watching SandboxClaim " + name);
         }
         List<GenericKubernetesResource> seen;
         try {
-            seen = done.get(settings.readyTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            seen = awaitDecision(done, name, last);
         } catch (TimeoutException e) {
             throw new BackendUnavailableException("SandboxClaim " + name + " was not ready within "
                     + settings.readyTimeout() + " (warm pool " + settings.warmPoolName() + "; last Ready condition: "
