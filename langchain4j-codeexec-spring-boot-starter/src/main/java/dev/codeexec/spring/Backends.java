@@ -60,13 +60,6 @@ final class Backends {
                     + "host's network. Use the sandbox or container backend (an egress proxy of the engine's own) or "
                     + "e2b (E2B's firewall), or remove the codeexec.network rules");
         }
-        if (network.hasPolicy() && backend == CodeExecBackend.KUBERNETES) {
-            // Fail closed as above: the kubernetes engine has no egress proxy for its pods yet.
-            throw new IllegalStateException("codeexec.backend=kubernetes cannot enforce the egress policy of "
-                    + "codeexec.network.* (" + network.policy() + ") yet: the kubernetes backend holds its pods to "
-                    + "no domain policy. Use the sandbox or container backend (an egress proxy of the engine's own) "
-                    + "or e2b (E2B's firewall), or remove the codeexec.network rules");
-        }
         if (!ClassUtils.isPresent(backend.engineClass(), loader)) {
             throw new IllegalStateException("codeexec.backend=" + backend.id() + " needs the module " + backend.module()
                     + " on the class path, and it is not there: add it as a dependency (the starter declares the "
@@ -80,7 +73,7 @@ final class Backends {
                 case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts, network);
                 case JUPYTER -> JupyterBackend.create(p.getJupyter(), artifacts);
                 case E2B -> E2bBackend.create(p.getE2b(), artifacts, variables, network, p.getNetwork());
-                case KUBERNETES -> KubernetesBackend.create(p.getKubernetes(), artifacts, beans);
+                case KUBERNETES -> KubernetesBackend.create(p.getKubernetes(), artifacts, beans, network);
             };
         } catch (InvalidConfigurationPropertyValueException | IllegalStateException e) {
             throw e;

@@ -30,13 +30,19 @@ final class KubernetesBackend {
     }
 
     /**
-     * @param beans where the application's {@link KubernetesClient} bean is looked up
+     * @param beans   where the application's {@link KubernetesClient} bean is looked up
+     * @param network the egress policy of {@code codeexec.network.*} and its proxy, or {@link NetworkSettings#NONE}:
+     *                the pods keep no network and reach the hosts it allows through the engine's proxy, over exec
      * @throws InvalidConfigurationPropertyValueException without an image, or for a value out of range
      * @throws IllegalStateException                      when the context has two clients and none is primary, or the
      *                                                    cluster refused a request at start-up
      */
-    static KubernetesEngine create(KubernetesProperties p, ArtifactService artifacts, BeanFactory beans) {
+    static KubernetesEngine create(KubernetesProperties p, ArtifactService artifacts, BeanFactory beans,
+                                   NetworkSettings network) {
         KubernetesEngine.Builder b = builder(p, artifacts, client(beans));
+        if (network.hasPolicy()) {
+            b.egress(network.policy()).egressProxy(network.proxy());
+        }
         try {
             return b.build();
         } catch (KubernetesClientException e) {

@@ -2,6 +2,7 @@ package dev.codeexec.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.codeexec.engine.EgressControl;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.kubernetes.KubernetesEngine;
 import dev.codeexec.langchain4j.CodeExecution;
@@ -47,6 +48,23 @@ class KubernetesBackendIT {
                     // sweep-leftovers (on by default) looks for pods of dead engines at start-up: through the bean's
                     // client, so on the mock server.
                     assertThat(server.getRequestCount()).as("requests to the mock API server").isGreaterThan(before);
+                });
+    }
+
+    @Test
+    void should_hold_the_pods_to_the_egress_policy_of_the_network_properties() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(CodeExecAutoConfiguration.class))
+                .withPropertyValues("codeexec.artifacts.dir=" + dir.resolve("artifacts"), "codeexec.audit-log=false",
+                        "codeexec.backend=kubernetes", "codeexec.kubernetes.image=codeexec-python:bookworm",
+                        "codeexec.kubernetes.namespace=codeexec-test", "codeexec.network.allow=pypi.org")
+                .withBean(KubernetesClient.class, () -> client).run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    Engine engine = ctx.getBean(Engine.class);
+                    assertThat(engine.describe().egressControl()).isEqualTo(EgressControl.PROXY);
+                    assertThat(engine.describe().networkAllowed()).isFalse();
+                    assertThat(((KubernetesEngine) engine).egress()).hasValueSatisfying(egress ->
+                            assertThat(egress.policy().toString()).contains("pypi.org"));
                 });
     }
 }

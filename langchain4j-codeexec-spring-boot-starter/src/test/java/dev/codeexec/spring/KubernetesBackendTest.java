@@ -180,19 +180,6 @@ class KubernetesBackendTest {
     }
 
     @Test
-    void should_refuse_an_egress_policy_it_cannot_enforce_yet() {
-        for (String policy : List.of("codeexec.network.allow=pypi.org", "codeexec.network.allow-others=true")) {
-            runner("codeexec.backend=kubernetes", "codeexec.kubernetes.image=" + IMAGE, policy).run(ctx -> {
-                assertThat(ctx).as(policy).hasFailed();
-                assertThat(rootCause(ctx.getStartupFailure())).as(policy).isInstanceOf(IllegalStateException.class)
-                        .hasMessageContaining("codeexec.backend=kubernetes cannot enforce the egress policy of "
-                                + "codeexec.network.*")
-                        .hasMessageContaining("Use the sandbox or container backend");
-            });
-        }
-    }
-
-    @Test
     void should_list_kubernetes_among_the_backends_when_none_is_configured() {
         runner().run(ctx -> assertThat(rootCause(ctx.getStartupFailure()))
                 .hasMessageContaining("local, sandbox, container, jupyter, e2b or kubernetes"));
