@@ -7,6 +7,7 @@ import dev.codeexec.engine.Engine;
 import dev.codeexec.kubernetes.KubernetesEngine;
 import dev.codeexec.langchain4j.CodeExecution;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.nio.file.Path;
@@ -38,7 +39,7 @@ class KubernetesBackendIT {
                         "codeexec.backend=kubernetes", "codeexec.kubernetes.image=codeexec-python:bookworm",
                         "codeexec.kubernetes.namespace=codeexec-test", "codeexec.kubernetes.memory-bytes=268435456",
                         "codeexec.kubernetes.ready-timeout=30s")
-                .withBean(KubernetesClient.class, () -> client).run(ctx -> {
+                .withBean(KubernetesClient.class, KubernetesBackendIT::applicationClient).run(ctx -> {
                     assertThat(ctx).hasNotFailed();
                     Engine engine = ctx.getBean(Engine.class);
                     assertThat(engine).isInstanceOf(KubernetesEngine.class);
@@ -58,7 +59,7 @@ class KubernetesBackendIT {
                 .withPropertyValues("codeexec.artifacts.dir=" + dir.resolve("artifacts"), "codeexec.audit-log=false",
                         "codeexec.backend=kubernetes", "codeexec.kubernetes.image=codeexec-python:bookworm",
                         "codeexec.kubernetes.namespace=codeexec-test", "codeexec.network.allow=pypi.org")
-                .withBean(KubernetesClient.class, () -> client).run(ctx -> {
+                .withBean(KubernetesClient.class, KubernetesBackendIT::applicationClient).run(ctx -> {
                     assertThat(ctx).hasNotFailed();
                     Engine engine = ctx.getBean(Engine.class);
                     assertThat(engine.describe().egressControl()).isEqualTo(EgressControl.PROXY);
@@ -66,5 +67,10 @@ class KubernetesBackendIT {
                     assertThat(((KubernetesEngine) engine).egress()).hasValueSatisfying(egress ->
                             assertThat(egress.policy().toString()).contains("pypi.org"));
                 });
+    }
+
+    /** The application's client bean on the mock server: a client of its own, since the context closes its beans. */
+    private static KubernetesClient applicationClient() {
+        return new KubernetesClientBuilder().withConfig(client.getConfiguration()).build();
     }
 }
