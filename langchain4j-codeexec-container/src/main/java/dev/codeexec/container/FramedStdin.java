@@ -115,6 +115,10 @@ final class FramedStdin extends OutputStream {
             if (len == 0) {
                 return 0;
             }
+            if (dead) {
+                // The program ended: nothing more is delivered, even a frame a writer racing kill() queued after it.
+                return -1;
+            }
             if (pump != Thread.currentThread()) {
                 pump = Thread.currentThread();
                 pump.setUncaughtExceptionHandler(FramedStdin::pumpFailed);
