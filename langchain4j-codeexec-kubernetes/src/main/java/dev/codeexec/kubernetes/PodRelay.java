@@ -58,13 +58,8 @@ final class PodRelay {
 
     /** The first bytes of the relay exec's stdin: the script for {@code reaper}'s interpreter, as one frame. */
     static byte[] preamble(PodScripts.Reaper reaper) {
-        String script = reaper == PodScripts.Reaper.PERL ? PERL : PYTHON;
-        byte[] s = script.getBytes(StandardCharsets.US_ASCII);
-        byte[] head = (s.length + "\n").getBytes(StandardCharsets.US_ASCII);
-        byte[] b = new byte[head.length + s.length];
-        System.arraycopy(head, 0, b, 0, head.length);
-        System.arraycopy(s, 0, b, head.length, s.length);
-        return b;
+        return PodScripts.frame((reaper == PodScripts.Reaper.PERL ? PERL : PYTHON)
+                .getBytes(StandardCharsets.US_ASCII));
     }
 
     /** The script for an interpreter ({@code pl} or {@code py}), for tests that run it outside a pod. */

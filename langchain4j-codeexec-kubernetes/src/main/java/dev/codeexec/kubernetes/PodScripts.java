@@ -224,11 +224,18 @@ final class PodScripts {
 
     /** The first bytes of a run's stdin, before the program's: {@link #RUN} as one frame, read by {@link #BOOT}. */
     static byte[] runPreamble() {
-        byte[] run = RUN.getBytes(StandardCharsets.UTF_8);
-        byte[] head = (run.length + "\n").getBytes(StandardCharsets.US_ASCII);
-        byte[] b = new byte[head.length + run.length];
+        return frame(RUN.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A script as one frame of stdin, as {@link #BOOT} and the relay's launcher read it: its length in decimal and a
+     * newline, then its bytes.
+     */
+    static byte[] frame(byte[] script) {
+        byte[] head = (script.length + "\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] b = new byte[head.length + script.length];
         System.arraycopy(head, 0, b, 0, head.length);
-        System.arraycopy(run, 0, b, head.length, run.length);
+        System.arraycopy(script, 0, b, head.length, script.length);
         return b;
     }
 
