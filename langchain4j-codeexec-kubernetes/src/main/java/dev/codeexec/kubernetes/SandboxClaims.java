@@ -23,7 +23,6 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.net.HttpURLConnection;
 import java.security.SecureRandom;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -31,12 +30,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Workspaces as agent-sandbox pods: a {@code SandboxClaim} against the configured {@code SandboxWarmPool}, the
@@ -67,8 +60,6 @@ final class SandboxClaims {
 
     /** The group of {@code Sandbox}. */
     static final String CORE_GROUP = "agents.x-k8s.io";
-    /** How often a wait for a claim reads the claim itself besides watching it. */
-    static final Duration RECHECK = Duration.ofSeconds(5);
     /** The group of {@code SandboxClaim}, {@code SandboxTemplate} and {@code SandboxWarmPool}. */
     static final String EXTENSIONS_GROUP = "extensions.agents.x-k8s.io";
     /** The label the controller puts on the claimed pod: the claim's uid. */
@@ -79,15 +70,6 @@ final class SandboxClaims {
     static final String DEFAULT_CONTAINER_ANNOTATION = "kubectl.kubernetes.io/default-container";
     /** What the message of a 404 on the claim list says. */
     static final String NOT_INSTALLED = "agent-sandbox CRDs not installed in this cluster";
-
-    /**
-     * {@code Ready=False} reasons that waiting will not clear (from the v1beta1 controllers): the claim is refused.
-     * Others ({@code SandboxNotReady}, {@code DependenciesNotReady}, {@code SandboxCreatePending},
-     * {@code AdoptionConflict}, {@code SandboxMissing}, {@code ReconcilerError}) are the controller still working.
-     */
-    static final Set<String> TERMINAL_REASONS = Set.of("WarmPoolNotFound", "TemplateNotFound", "InvalidMetadata",
-            "EnvVarsInjectionRejected", "VolumeClaimTemplatesError", "ClaimExpired", "SandboxExpired", "PodSucceeded",
-            "PodFailed", "SandboxSuspended");
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final String NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -164,7 +146,7 @@ final class SandboxClaims {
             throw e;
         }
         try {
-            return inspect(awaitReady(name, uid));
+            return inspect(new ClaimWait(this, settings).awaitReady(name, uid));
         } catch (RuntimeException e) {
             releaseAfterFailure(name, e);
             throw e;
@@ -231,92 +213,6 @@ final class SandboxClaims {
                 .withLabels(new LinkedHashMap<>(labels)).withOwnerReferences(owners).build());
         claim.setAdditionalProperty("spec", spec);
         return claim;
-    }
-
-    /** Whether a claim (null: deleted) is settled: gone, Ready, or refused for a reason that will not pass. */
-    private static boolean decided(GenericKubernetesResource claim) {
-        if (claim == null) {
-            return true;
-        }
-        Map<String, Object> ready = readyCondition(claim);
-        return ready != null && ("True".equals(ready.get("status"))
-                || "False".equals(ready.get("status")) && TERMINAL_REASONS.contains(ready.get("reason")));
-    }
-
-    /**
-     * Waits for the watch's verdict, and reads the claim itself every {@link #RECHECK}: a watch can miss an event (a
-     * deletion between its list and its watch, a connection dropped and resumed), and the claim as stored decides
-     * then. Returns the watch's items: empty when the claim is gone.
-     */
-    private List<GenericKubernetesResource> awaitDecision(CompletableFuture<List<GenericKubernetesResource>> done,
-            String name, AtomicReference<GenericKubernetesResource> last)
-            throws InterruptedException, ExecutionException, TimeoutException {
-        long deadline = System.nanoTime() + settings.readyTimeout().toNanos();
-        while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                throw new TimeoutException();
-            }
-            try {
-                return done.get(Math.min(left, RECHECK.toNanos()), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                GenericKubernetesResource stored;
-                try {
-                    stored = claims().withName(name).get();
-                } catch (KubernetesClientException k) {
-                    throw translate(k, "reading SandboxClaim " + name);
-                }
-                if (decided(stored)) {
-                    return stored == null ? List.of() : List.of(stored);
-                }
-                last.set(stored);
-            }
-        }
-    }
-
-    /**
-     * Waits on the claim's informer for {@code Ready=True}; refuses on a terminal reason or when the claim is gone.
-     * The informer's condition sees the list of matching objects (the initial list included), so a claim deleted
-     * before the informer started shows as an empty list rather than as silence until the timeout.
-     */
-    private GenericKubernetesResource awaitReady(String name, String uid) {
-        AtomicReference<GenericKubernetesResource> last = new AtomicReference<>();
-        CompletableFuture<List<GenericKubernetesResource>> done;
-        try {
-            done = claims().withName(name).informOnCondition(items -> {
-                GenericKubernetesResource claim = items.isEmpty() ? null : items.get(0);
-                last.set(claim);
-                return decided(claim);
-            });
-        } catch (KubernetesClientException e) {
-            throw translate(e, "watching SandboxClaim " + name);
-        }
-        List<GenericKubernetesResource> seen;
-        try {
-            seen = awaitDecision(done, name, last);
-        } catch (TimeoutException e) {
-            throw new BackendUnavailableException("SandboxClaim " + name + " was not ready within "
-                    + settings.readyTimeout() + " (warm pool " + settings.warmPoolName() + "; last Ready condition: "
-                    + describe(last.get() == null ? null : readyCondition(last.get())) + podDiagnosis(uid)
-                    + "); is the agent-sandbox controller running and the pool able to schedule pods?", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BackendUnavailableException("interrupted while waiting for SandboxClaim " + name, e);
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof KubernetesClientException k ? translate(k, "watching SandboxClaim " + name)
-                    : new BackendUnavailableException("watching SandboxClaim " + name + " failed: " + e.getCause(), e);
-        } finally {
-            done.cancel(true); // stops the informer; a no-op once it completed
-        }
-        if (seen.isEmpty()) {
-            throw new SandboxClaimRefusedException(name, "ClaimDeleted", "the claim was deleted while waiting for it");
-        }
-        Map<String, Object> ready = readyCondition(seen.get(0));
-        if (!"True".equals(ready.get("status"))) {
-            throw new SandboxClaimRefusedException(name, String.valueOf(ready.get("reason")),
-                    (String) ready.get("message"));
-        }
-        return seen.get(0);
     }
 
     /**
@@ -474,21 +370,7 @@ final class SandboxClaims {
         return wanted;
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> readyCondition(GenericKubernetesResource claim) {
-        List<Map<String, Object>> conditions = claim.get("status", "conditions");
-        if (conditions == null) {
-            return null;
-        }
-        return conditions.stream().filter(c -> "Ready".equals(c.get("type"))).findFirst().orElse(null);
-    }
-
-    private static String describe(Map<String, Object> condition) {
-        return condition == null ? "none observed"
-                : condition.get("status") + " " + condition.get("reason") + " " + condition.get("message");
-    }
-
-    private RuntimeException translate(KubernetesClientException e, String what) {
+    RuntimeException translate(KubernetesClientException e, String what) {
         int code = e.getCode();
         if (code == HttpURLConnection.HTTP_NOT_FOUND && e.getStatus() != null && e.getStatus().getDetails() != null
                 && "namespaces".equals(e.getStatus().getDetails().getKind())) {
