@@ -154,6 +154,7 @@ public final class E2bEngine extends InterpreterEngine {
                 .enforcedLimits(EnumSet.of(ResourceLimit.CPU_TIME, ResourceLimit.FILE_SIZE, ResourceLimit.OPEN_FILES))
                 .maxDiskBytes(false)
                 .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROVIDER)
+                .statefulCells(settings.codeInterpreter())
                 .build();
         if (egress != null) {
             LOG.info("E2bEngine: egress policy ({}) handed to E2B's firewall as {}", egressPolicy(), egress);

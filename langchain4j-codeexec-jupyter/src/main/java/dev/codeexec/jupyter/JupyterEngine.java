@@ -113,6 +113,7 @@ public final class JupyterEngine extends InterpreterEngine {
             .interactive(true)
             .enforcedLimits(Set.of())
             .diskQuota(false)
+            .statefulCells(true)
             .build();
 
     private final HostWorkspaceManager hostManager;

@@ -27,11 +27,14 @@ import java.util.Set;
  * @param egressControl    how an egress policy (the hosts programs may reach) is enforced:
  *                         {@link EgressControl#NONE} (no policy; the default), {@link EgressControl#PROXY} or
  *                         {@link EgressControl#PROVIDER}
+ * @param statefulCells    true when python code blocks ({@code execute_code}) run as cells of one interpreter per
+ *                         workspace, so that variables, imports and loaded data persist from one block to the next;
+ *                         false when every block starts a fresh process
  */
 public record Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
                            boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
                            boolean diskQuota, CommandAllowListEnforcement commandAllowListEnforcement,
-                           EgressControl egressControl) {
+                           EgressControl egressControl, boolean statefulCells) {
 
     public Capabilities {
         if (isolation == null) {
@@ -45,6 +48,15 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         }
         enforcedLimits = enforcedLimits == null || enforcedLimits.isEmpty()
                 ? Set.of() : Set.copyOf(EnumSet.copyOf(enforcedLimits));
+    }
+
+    /** The capabilities before stateful cells were described: {@code statefulCells} false. */
+    public Capabilities(Isolation isolation, boolean networkAllowed, boolean readOnlyMount, boolean streaming,
+                        boolean supportsCleanEnv, boolean interactive, Set<ResourceLimit> enforcedLimits,
+                        boolean diskQuota, CommandAllowListEnforcement commandAllowListEnforcement,
+                        EgressControl egressControl) {
+        this(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv, interactive, enforcedLimits,
+                diskQuota, commandAllowListEnforcement, egressControl, false);
     }
 
     /** The capabilities before egress policies existed: {@link EgressControl#NONE}. */
@@ -104,7 +116,8 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         return new Builder().isolation(isolation).networkAllowed(networkAllowed).readOnlyMount(readOnlyMount)
                 .streaming(streaming).supportsCleanEnv(supportsCleanEnv).interactive(interactive)
                 .enforcedLimits(enforcedLimits).diskQuota(diskQuota)
-                .commandAllowListEnforcement(commandAllowListEnforcement).egressControl(egressControl);
+                .commandAllowListEnforcement(commandAllowListEnforcement).egressControl(egressControl)
+                .statefulCells(statefulCells);
     }
 
     /** Builder for {@link Capabilities}; every flag defaults to false (claim nothing). */
@@ -119,6 +132,7 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
         private boolean diskQuota;
         private CommandAllowListEnforcement commandAllowListEnforcement = CommandAllowListEnforcement.TEXT;
         private EgressControl egressControl = EgressControl.NONE;
+        private boolean statefulCells;
 
         public Builder isolation(Isolation isolation) {
             this.isolation = isolation;
@@ -187,9 +201,15 @@ public record Capabilities(Isolation isolation, boolean networkAllowed, boolean 
             return this;
         }
 
+        /** Whether python blocks keep their state between blocks; see {@link Capabilities#statefulCells()}. */
+        public Builder statefulCells(boolean v) {
+            this.statefulCells = v;
+            return this;
+        }
+
         public Capabilities build() {
             return new Capabilities(isolation, networkAllowed, readOnlyMount, streaming, supportsCleanEnv,
-                    interactive, enforcedLimits, diskQuota, commandAllowListEnforcement, egressControl);
+                    interactive, enforcedLimits, diskQuota, commandAllowListEnforcement, egressControl, statefulCells);
         }
     }
 }
