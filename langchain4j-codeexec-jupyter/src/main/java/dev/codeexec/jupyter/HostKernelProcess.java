@@ -58,7 +58,8 @@ final class HostKernelProcess implements KernelProcess {
     private final ConnectionInfo conn;
     private final Path connectionFile;
     private final AtomicReference<ChannelProcess> process = new AtomicReference<>();
-    private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+    /** The exit of a process that was never launched: it never completes. */
+    private final CompletableFuture<Integer> notLaunched = new CompletableFuture<>();
     private volatile ProgramSession session;
 
     /**
@@ -102,10 +103,7 @@ final class HostKernelProcess implements KernelProcess {
         session = ProgramRuns.startSession(capturing, new ProgramLaunch(argv, env, cwd, null, Kernel.LIFETIME,
                 1 << 16, null), label);
         session.closeStdin(); // a kernel's code reading sys.stdin gets end of file instead of waiting forever
-        process.get().exit().whenComplete((status, e) -> {
-            exit.complete(status);
-            onEnd.accept(Kernel.describeExit(status));
-        });
+        process.get().exit().whenComplete((status, e) -> onEnd.accept(Kernel.describeExit(status)));
     }
 
     @Override
@@ -155,9 +153,14 @@ final class HostKernelProcess implements KernelProcess {
         }
     }
 
+    /**
+     * The channel's own exit future once launched: a caller waiting on it is woken by the JDK's reaper directly (a
+     * dependent future would first hand over to another pool).
+     */
     @Override
     public CompletableFuture<Integer> exit() {
-        return exit;
+        ChannelProcess p = process.get();
+        return p == null ? notLaunched : p.exit();
     }
 
     @Override

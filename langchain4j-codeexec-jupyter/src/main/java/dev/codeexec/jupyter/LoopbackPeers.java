@@ -49,6 +49,15 @@ final class LoopbackPeers {
         }
     }
 
+    /** True when {@code accepted}'s peer socket still exists (ours or not): a refusal of one that is gone is no alarm. */
+    static boolean peerExists(Socket accepted) {
+        try {
+            return !peerInodes(accepted.getPort(), accepted.getLocalPort()).isEmpty();
+        } catch (IOException | RuntimeException e) {
+            return true;
+        }
+    }
+
     /** Inodes of established sockets whose local port is {@code peerPort} and remote port {@code ourPort}. */
     private static Set<String> peerInodes(int peerPort, int ourPort) throws IOException {
         Set<String> inodes = new HashSet<>();

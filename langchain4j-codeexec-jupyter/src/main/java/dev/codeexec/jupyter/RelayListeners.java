@@ -114,9 +114,14 @@ final class RelayListeners implements AutoCloseable {
             own = false;
         }
         if (!own || closed) {
-            if (!closed) {
+            if (closed) {
+                LOG.debug("kernel {}: a connection to its {} channel after it was closed", label, channel);
+            } else if (LoopbackPeers.peerExists(c.socket())) {
                 LOG.warn("kernel {}: refused a connection to its {} channel from another process (port {})", label,
                         channel, c.socket().getPort());
+            } else {
+                // Our own client gave up the connection before it was checked (a reconnect as the kernel stops).
+                LOG.debug("kernel {}: refused a connection to its {} channel whose peer was gone", label, channel);
             }
             closeQuietly(c);
             return;

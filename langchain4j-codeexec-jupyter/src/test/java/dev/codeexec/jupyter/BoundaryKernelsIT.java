@@ -122,13 +122,19 @@ class BoundaryKernelsIT {
     }
 
     @Test
-    void should_interrupt_through_the_signal_frame_when_the_request_is_not_acted_on() {
-        // A cell blocked in a C call that ignores the interrupt request's own path: SIGINT reaches it as a signal.
+    void should_interrupt_the_kernel_through_the_relays_signal_frame() throws Exception {
         cell("kept = 1");
-        BlockPrograms.Outcome r = cell(kernels, ws, "import time\nprint('sleeping', flush=True)\ntime.sleep(3600)",
-                Duration.ofSeconds(2));
-        assertThat(r.timedOut()).isTrue();
-        assertThat(r.text()).contains("KeyboardInterrupt").contains("the kernel and its state are kept");
+        var running = java.util.concurrent.CompletableFuture.supplyAsync(() -> cell(kernels, ws,
+                "import time\nopen('started', 'w').close()\ntime.sleep(3600)", Duration.ofSeconds(600)));
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (host.fs().stat(ws, "work/started").isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        kernels.kernel(ws).signalInterrupt(); // the SIGNAL frame alone: no interrupt_request
+        BlockPrograms.Outcome r = running.get(120, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(r.timedOut()).isFalse();
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.text()).contains("KeyboardInterrupt");
         assertThat(cell("kept").text()).isEqualTo("1\n");
     }
 
