@@ -335,7 +335,10 @@ final class KernelRelay implements KernelProcess {
             reader.start();
         }
 
-        /** Reader thread: what the client sends becomes DATA frames; its end an END frame. */
+        /**
+         * Reader thread: what the client sends becomes DATA frames; its end an END frame. After that it waits for
+         * the kernel's end (the output thread then closes the socket) so that the relay is told here.
+         */
         private void pump() {
             ByteBuffer buf = ByteBuffer.allocate(RelayFrames.MAX_PAYLOAD);
             try {
@@ -348,7 +351,7 @@ final class KernelRelay implements KernelProcess {
                         if (kernelEnded) {
                             drop(true);
                         }
-                        return;
+                        break;
                     }
                     if (n > 0 && !send(StreamFrames.encode(RelayFrames.DATA, id, buf.array(), 0, n))) {
                         drop(false);
@@ -368,20 +371,33 @@ final class KernelRelay implements KernelProcess {
                     sc.write(buf);
                 }
             } catch (IOException e) {
-                drop(true);
+                fail();
             }
         }
 
+        /** Output thread: the kernel's side reached its end. */
         void endFromKernel() {
             kernelEnded = true;
             try {
                 sc.shutdownOutput();
             } catch (IOException e) {
-                drop(true);
+                fail();
                 return;
             }
             if (clientEnded) {
-                drop(true);
+                fail();
+            }
+        }
+
+        /**
+         * Output thread: the connection is done with. It never writes to the relay's stdin itself (the relay may be
+         * blocked writing to its stdout, which this thread reads): closing the socket ends the reader thread, which
+         * drops the connection and tells the relay.
+         */
+        private void fail() {
+            RelayListeners.closeQuietly(sc);
+            if (clientEnded) {
+                drop(false); // the reader is done; the relay drops a connection ended both ways by itself
             }
         }
 

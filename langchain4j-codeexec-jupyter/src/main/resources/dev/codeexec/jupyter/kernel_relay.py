@@ -52,6 +52,8 @@ class Relay:
         self.out_fd = out_fd
         self.buf = bytearray()
         self.conns = {}
+        self.ended_by_engine = set()  # ids whose engine side sent END
+        self.ended_by_kernel = set()  # ids whose kernel side reached its end
         self.sel = selectors.DefaultSelector()
         self.kernel = None
         self.dir = None
@@ -178,6 +180,8 @@ class Relay:
 
     def drop(self, cid, tell):
         s = self.conns.pop(cid, None)
+        self.ended_by_engine.discard(cid)
+        self.ended_by_kernel.discard(cid)
         if s is None:
             return
         try:
@@ -207,6 +211,10 @@ class Relay:
                     s.shutdown(socket.SHUT_WR)
                 except OSError:
                     self.drop(cid, True)
+                    return
+                self.ended_by_engine.add(cid)
+                if cid in self.ended_by_kernel:
+                    self.drop(cid, False)
         elif ftype == CLOSE:
             self.drop(cid, False)
         elif ftype == SIGNAL:
@@ -225,6 +233,9 @@ class Relay:
         else:
             self.sel.unregister(s)
             self.send(END, cid)
+            self.ended_by_kernel.add(cid)
+            if cid in self.ended_by_engine:
+                self.drop(cid, False)
 
     # ---- the loop ----
 
