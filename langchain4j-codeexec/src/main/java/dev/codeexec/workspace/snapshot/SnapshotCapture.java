@@ -98,7 +98,8 @@ final class SnapshotCapture {
         Map<String, Boolean> known = new HashMap<>();
         for (Map.Entry<String, String[]> e : hashed.entrySet()) {
             String sha = e.getValue()[0];
-            if (known.computeIfAbsent(sha, s -> store.blobVersion(s) > 0 || toStore.containsValue(s))) {
+            // Known: already in the store, or already chosen to be stored from another path.
+            if (known.computeIfAbsent(sha, s -> store.blobVersion(s) > 0)) {
                 continue;
             }
             toStore.put(e.getKey(), sha);
