@@ -59,6 +59,15 @@ final class ArtifactStreams {
         return ArtifactVersions.metadata(size, HexFormat.of().formatHex(sha.digest()), mime);
     }
 
+    /** Whether a version is visible: its content and metadata files exist as regular files (links not followed). */
+    static boolean visible(Path dir, int version) throws IOException {
+        java.nio.file.attribute.BasicFileAttributes c = ArtifactVersions.attributes(
+                dir.resolve(ArtifactVersions.contentFile(version)));
+        java.nio.file.attribute.BasicFileAttributes m = ArtifactVersions.attributes(
+                dir.resolve(ArtifactVersions.metaFile(version)));
+        return c != null && c.isRegularFile() && m != null && m.isRegularFile();
+    }
+
     /** Lends the content of one visible version, checked against its metadata at the end. */
     static <T> T read(Path dir, String name, int version, ArtifactReader<T> reader) throws IOException {
         JsonNode meta = ArtifactVersions.readMetadata(dir, version);

@@ -163,7 +163,8 @@ public final class FileSystemArtifactService implements ArtifactService {
         Objects.requireNonNull(reader, "reader");
         try {
             Path dir = files.versionsDir(name, false);
-            if (dir == null || version < 1 || !ArtifactVersions.listVersions(dir).contains(version)) {
+            // Visible: both files there as regular files (two lstat calls, not a listing of the directory).
+            if (dir == null || version < 1 || !ArtifactStreams.visible(dir, version)) {
                 throw ArtifactNotFoundException.forVersion(name, version,
                         dir == null ? List.of() : ArtifactVersions.listVersions(dir));
             }

@@ -8,6 +8,7 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.workspace.PathResolver;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,8 +101,12 @@ final class SnapshotRestore {
             byDigest.putIfAbsent(f.sha256(), f);
         }
         byte[] buf = new byte[64 * 1024];
+        Map<String, Integer> versions = new HashMap<>(); // the blob version each digest is read from, found once
         for (SnapshotEntry f : byDigest.values()) {
-            readBlob(store, loaded.label(), f, in -> {
+            versions.put(f.sha256(), store.blobVersion(f.sha256()));
+        }
+        for (SnapshotEntry f : byDigest.values()) {
+            readBlob(store, versions, loaded.label(), f, in -> {
                 while (in.read(buf) >= 0) {
                     // hashing happens in the stream; the bytes themselves are not needed
                 }
@@ -115,7 +120,7 @@ final class SnapshotRestore {
         }
         long bytes = 0;
         for (SnapshotEntry f : files) {
-            readBlob(store, loaded.label(), f, in -> fs.writeFile(ws, f.path(), in, f.size(),
+            readBlob(store, versions, loaded.label(), f, in -> fs.writeFile(ws, f.path(), in, f.size(),
                     f.hasMode() ? f.mode() & 0777 : 0644, f.modified()));
             bytes += f.size();
         }
@@ -128,8 +133,9 @@ final class SnapshotRestore {
     }
 
     /** Lends the blob of {@code f} through a digest check; any failure becomes a refusal naming the path. */
-    private static void readBlob(SnapshotStore store, String label, SnapshotEntry f, BlobUse use) {
-        int version = store.blobVersion(f.sha256());
+    private static void readBlob(SnapshotStore store, Map<String, Integer> versions, String label, SnapshotEntry f,
+                                 BlobUse use) {
+        int version = versions.get(f.sha256());
         if (version == 0) {
             throw new SnapshotIntegrityException(f.path(), "snapshot " + label + " is refused: the content of '"
                     + f.path() + "' (SHA-256 " + f.sha256() + ") is missing from the artifact store; nothing was "
