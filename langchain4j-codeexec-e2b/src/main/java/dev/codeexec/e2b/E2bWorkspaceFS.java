@@ -2,6 +2,7 @@ package dev.codeexec.e2b;
 
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.FileChangeTracker;
+import dev.codeexec.engine.FileContentVisitor;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InputSpec;
@@ -13,15 +14,19 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceEntry;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.workspace.EngineFileImport;
 import dev.codeexec.workspace.PathResolver;
 import dev.codeexec.workspace.StandardWorkspaceFS;
+import java.io.InputStream;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * {@link E2bEngine}'s file system: the core's {@link StandardWorkspaceFS} over {@link EnvdFiles}, except
@@ -107,6 +112,26 @@ final class E2bWorkspaceFS implements WorkspaceFS, EngineFileImport {
     @Override
     public FileListing list(Workspace ws, String globOrDir, ListOptions options) {
         return standard.list(ws, globOrDir, options);
+    }
+
+    @Override
+    public boolean entries(Workspace ws, String dir, Predicate<WorkspaceEntry> visitor) {
+        return standard.entries(ws, dir, visitor);
+    }
+
+    @Override
+    public void readFiles(Workspace ws, List<String> paths, FileContentVisitor visitor) {
+        standard.readFiles(ws, paths, visitor);
+    }
+
+    @Override
+    public void writeFile(Workspace ws, String path, InputStream content, long size, int mode, Instant modified) {
+        standard.writeFile(ws, path, content, size, mode, modified);
+    }
+
+    @Override
+    public void createDirectories(Workspace ws, String path) {
+        standard.createDirectories(ws, path);
     }
 
     @Override

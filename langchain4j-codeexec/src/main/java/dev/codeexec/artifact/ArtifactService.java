@@ -1,5 +1,9 @@
 package dev.codeexec.artifact;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Optional;
 
@@ -42,6 +46,54 @@ public interface ArtifactService {
      * @throws NullPointerException     when content is null
      */
     ArtifactRef save(String name, byte[] content, String mimeType);
+
+    /**
+     * Saves a new version from a stream, so that large files need not be held in memory. The stream is read to its
+     * end; when reading it fails, no version is saved.
+     *
+     * <p>The default reads the stream into memory and calls {@link #save(String, byte[], String)};
+     * {@link FileSystemArtifactService} streams it to disk.
+     *
+     * @param name     the artifact name (see the rules above)
+     * @param content  the bytes; read to the end, not closed
+     * @param mimeType as for {@link #save(String, byte[], String)}
+     * @return the exact reference of the new version
+     * @throws UncheckedIOException     when reading the stream failed (nothing was saved)
+     * @throws IllegalArgumentException for a bad name or MIME type
+     */
+    default ArtifactRef saveStream(String name, InputStream content, String mimeType) {
+        ArtifactNames.validate(name);
+        byte[] bytes;
+        try {
+            bytes = content.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return save(name, bytes, mimeType);
+    }
+
+    /**
+     * Lends one version's bytes as a stream to {@code reader}, so that large versions need not be held in memory.
+     *
+     * <p>The default loads the version into memory; {@link FileSystemArtifactService} streams it from disk and fails
+     * a read that reaches the end of damaged bytes.
+     *
+     * @param name    the artifact name
+     * @param version the version number
+     * @param reader  reads the stream; it is closed afterwards
+     * @return what the reader returned
+     * @throws ArtifactNotFoundException when that version does not exist
+     * @throws UncheckedIOException      when the reader (or the store's read) failed
+     * @throws IllegalArgumentException  for a bad name
+     */
+    default <T> T read(String name, int version, ArtifactReader<T> reader) {
+        Artifact a = load(name, version);
+        try (InputStream in = new ByteArrayInputStream(a.content())) {
+            return reader.read(in, a.size());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 
     /**
      * Loads the latest version, or empty when the name has none.

@@ -132,6 +132,11 @@ final class ArtifactVersions {
         return new Artifact(new ArtifactRef(name, version), bytes, mime);
     }
 
+    /** The recorded size and SHA-256 of a version, from its metadata file (opened without following a link). */
+    static JsonNode readMetadata(Path dir, int version) throws IOException {
+        return JSON.readTree(readNoFollow(dir.resolve(metaFile(version))));
+    }
+
     private static byte[] readNoFollow(Path p) throws IOException {
         // NOFOLLOW_LINKS makes the open itself fail on a link (O_NOFOLLOW), closing the check-then-open gap.
         try (InputStream in = Files.newInputStream(p, LinkOption.NOFOLLOW_LINKS)) {
@@ -140,11 +145,16 @@ final class ArtifactVersions {
     }
 
     static byte[] metadata(byte[] content, String mime) throws IOException {
+        return metadata(content.length, sha256(content), mime);
+    }
+
+    /** The metadata of a version of {@code size} bytes whose SHA-256 (lower-case hex) is {@code sha256}. */
+    static byte[] metadata(long size, String sha256, String mime) throws IOException {
         ObjectNode node = JSON.createObjectNode();
         node.put("format", META_FORMAT);
         node.put("mimeType", mime);
-        node.put("size", content.length);
-        node.put("sha256", sha256(content));
+        node.put("size", size);
+        node.put("sha256", sha256);
         node.put("createdAt", Instant.now().toString());
         return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(node);
     }

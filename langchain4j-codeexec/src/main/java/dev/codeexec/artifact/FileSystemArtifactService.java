@@ -3,6 +3,8 @@ package dev.codeexec.artifact;
 import dev.codeexec.engine.BackendUnavailableException;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
@@ -136,21 +138,61 @@ public final class FileSystemArtifactService implements ArtifactService {
 
     @Override
     public ArtifactRef save(String name, byte[] content, String mimeType) {
-        ArtifactNames.validate(name);
+        Objects.requireNonNull(content, "content");
+        return save(name, ch -> {
+            ArtifactStoreFiles.writeFully(ch, content);
+            return ArtifactVersions.metadata(content, ArtifactNames.mimeType(mimeType));
+        }, mimeType);
+    }
+
+    /**
+     * Streams the bytes to a temporary file while hashing them, then publishes them as {@link #save(String, byte[],
+     * String)} does: nothing of the stream is held in memory. A stream that fails leaves no version.
+     */
+    @Override
+    public ArtifactRef saveStream(String name, InputStream content, String mimeType) {
         Objects.requireNonNull(content, "content");
         String mime = ArtifactNames.mimeType(mimeType);
+        return save(name, ch -> ArtifactStreams.copy(content, ch, mime), mimeType);
+    }
+
+    /** Streams the content file, checking its size and SHA-256 against the metadata when the reader reaches its end. */
+    @Override
+    public <T> T read(String name, int version, ArtifactReader<T> reader) {
+        ArtifactNames.validate(name);
+        Objects.requireNonNull(reader, "reader");
+        try {
+            Path dir = files.versionsDir(name, false);
+            // Visible: both files there as regular files (two lstat calls, not a listing of the directory).
+            if (dir == null || version < 1 || !ArtifactStreams.visible(dir, version)) {
+                throw ArtifactNotFoundException.forVersion(name, version,
+                        dir == null ? List.of() : ArtifactVersions.listVersions(dir));
+            }
+            return ArtifactStreams.read(dir, name, version, reader);
+        } catch (NoSuchFileException e) {
+            throw ArtifactNotFoundException.forVersion(name, version, List.of());
+        } catch (IOException e) {
+            throw ArtifactStoreFiles.failure("load", name, e);
+        }
+    }
+
+    private ArtifactRef save(String name, ContentWriter writer, String mimeType) {
+        ArtifactNames.validate(name);
+        ArtifactNames.mimeType(mimeType);
         ReentrantLock lock = lockFor(name);
         lock.lock();
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    return saveOnce(name, content, mime);
+                    return saveOnce(name, writer);
                 } catch (NoSuchFileException e) {
                     if (attempt == SAVE_ATTEMPTS) {
                         throw ArtifactStoreFiles.failure("save", name, e);
                     }
                 }
             }
+        } catch (ArtifactStreams.SourceFailure e) {
+            throw new UncheckedIOException((IOException) e.getCause());
         } catch (IOException e) {
             throw ArtifactStoreFiles.failure("save", name, e);
         } finally {
@@ -158,17 +200,23 @@ public final class FileSystemArtifactService implements ArtifactService {
         }
     }
 
-    private ArtifactRef saveOnce(String name, byte[] content, String mime) throws IOException {
+    /** Writes a version's bytes into the temporary file and returns its metadata. */
+    interface ContentWriter {
+        byte[] write(FileChannel ch) throws IOException;
+    }
+
+    private ArtifactRef saveOnce(String name, ContentWriter writer) throws IOException {
         Path dir = files.versionsDir(name, true);
         Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
         boolean published = false;
         try {
+            byte[] meta;
             try (FileChannel ch = FileChannel.open(temp,
                     EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), files.fileAttributes())) {
-                ArtifactStoreFiles.writeFully(ch, content);
+                meta = writer.write(ch);
                 ch.force(true);
             }
-            int version = claimVersion(dir, name, content, mime);
+            int version = claimVersion(dir, name, meta);
             // The claim makes this instance the only writer of this number, so the rename cannot replace a
             // version; rename is what makes the bytes visible all at once. When it fails the number stays claimed
             // and is skipped (as after a crash): giving it back would leave a hole below later claims, and the
@@ -194,8 +242,7 @@ public final class FileSystemArtifactService implements ArtifactService {
      * is not; a hint that lags only costs one failed create per number it lags, and after {@link #PROBE_BUDGET} of
      * them the directory is listed once to jump to the top.
      */
-    private int claimVersion(Path dir, String name, byte[] content, String mime) throws IOException {
-        byte[] meta = ArtifactVersions.metadata(content, mime);
+    private int claimVersion(Path dir, String name, byte[] meta) throws IOException {
         int hint = LatestVersionPointer.read(dir);
         int version = (hint > 0 ? hint : ArtifactVersions.highestNumber(dir)) + 1;
         int taken = 0;

@@ -1,10 +1,18 @@
 package dev.codeexec.engine;
 
 import dev.codeexec.FileRef;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Enumeration;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * Files in and out of a workspace. Every path is workspace-relative and checked by the one path resolver: absolute
@@ -135,6 +143,130 @@ public interface WorkspaceFS {
      */
     default FileChangeTracker trackChanges(Workspace ws, List<String> folders) {
         return new ListingChangeTracker(this, ws, folders);
+    }
+
+    /**
+     * Walks the entries below directory {@code dir} (recursively, a directory before what it contains) without
+     * following links: links and special files are reported as such ({@link WorkspaceEntry.Kind#LINK},
+     * {@link WorkspaceEntry.Kind#OTHER}), never descended or opened. Hidden temporary names of writes in progress and
+     * paths the workspace's access rules deny are left out. A missing {@code dir} yields nothing. For callers that copy
+     * a workspace entry by entry (snapshots); the visitor bounds the walk.
+     *
+     * <p>The default lists {@code dir} through {@link #list(Workspace, String, ListOptions)}, which cannot tell links or
+     * special files and reports no modes ({@link WorkspaceEntry#mode()} -1); the core's file systems walk their
+     * primitives and report both.
+     *
+     * @param visitor receives each entry; false stops the walk
+     * @return true when the walk went through the whole tree, false when the visitor or a bound stopped it
+     * @throws PathEscapeException when {@code dir} leads outside the workspace
+     */
+    default boolean entries(Workspace ws, String dir, Predicate<WorkspaceEntry> visitor) {
+        Optional<FileInfo> top = stat(ws, dir);
+        if (top.isEmpty() || !top.get().directory()) {
+            return true;
+        }
+        FileListing listing = list(ws, dir, ListOptions.maxEntries(100_000));
+        for (FileInfo f : listing.entries()) {
+            WorkspaceEntry e = new WorkspaceEntry(f.path(), f.directory() ? WorkspaceEntry.Kind.DIRECTORY
+                    : WorkspaceEntry.Kind.FILE, f.directory() ? 0 : f.sizeBytes(), -1, Instant.EPOCH);
+            if (!visitor.test(e)) {
+                return false;
+            }
+        }
+        return listing.complete();
+    }
+
+    /**
+     * Reads regular files one after another, lending each one's content to the visitor as a stream, so that a caller
+     * can copy files of any size with bounded memory. Links inside the workspace are followed as by {@link #readFile}.
+     *
+     * <p>The default reads each file in windows of {@link #readFile} (1 MiB at a time); the core's file systems stream
+     * through their primitives (one archive for a container backend).
+     *
+     * @throws InvalidSpecException when a path is missing or not a regular file (or the visitor failed)
+     * @throws PathEscapeException  when a path leads outside the workspace
+     */
+    default void readFiles(Workspace ws, List<String> paths, FileContentVisitor visitor) {
+        final int window = 1 << 20;
+        for (String path : paths) {
+            FileRef first = readFile(ws, path, 0, window);
+            long size = first.sizeBytes();
+            Enumeration<InputStream> windows = new Enumeration<>() {
+                private long offset = 0;
+                private FileRef next = first;
+
+                @Override
+                public boolean hasMoreElements() {
+                    if (next == null && offset < size) {
+                        next = readFile(ws, path, offset, window);
+                        if (next.content().length == 0) {
+                            offset = size; // the file shrank meanwhile
+                            next = null;
+                        }
+                    }
+                    return next != null;
+                }
+
+                @Override
+                public InputStream nextElement() {
+                    if (!hasMoreElements()) {
+                        throw new NoSuchElementException();
+                    }
+                    byte[] b = next.content();
+                    offset += b.length;
+                    next = null;
+                    return new ByteArrayInputStream(b);
+                }
+            };
+            try (InputStream in = new SequenceInputStream(windows)) {
+                if (!visitor.file(path, size, in)) {
+                    return;
+                }
+            } catch (IOException e) {
+                throw new InvalidSpecException("could not read '" + path + "': " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * Writes one file from a stream, atomically: a reader sees the old content or the new, and when the stream fails
+     * (an {@link IOException}, such as a digest found wrong at its end) the file keeps its old content (or stays
+     * absent) and nothing is left behind. Missing parents are created; a link at {@code path} is replaced, not
+     * written through. This is the application's own, trusted write, as {@link #putFiles}.
+     *
+     * <p>The default reads the stream into memory and calls {@link #putFiles}; the core's file systems stream it into
+     * a temporary name and move that into place.
+     *
+     * @param sizeBytes the number of bytes the stream holds, for the quota check before writing
+     * @param mode      Unix permission bits ({@code 0..0777})
+     * @param modified  the modification time to set, or null for now
+     * @throws CodeExecException when the write or the stream failed; the cause is the stream's {@link IOException}
+     */
+    default void writeFile(Workspace ws, String path, InputStream content, long sizeBytes, int mode,
+                           Instant modified) {
+        byte[] bytes;
+        try {
+            bytes = content.readAllBytes();
+        } catch (IOException e) {
+            throw new CodeExecException("could not write '" + path + "': " + e.getMessage(), e);
+        }
+        putFiles(ws, List.of(PutFile.of(path, bytes, mode & 0777)));
+    }
+
+    /**
+     * Creates a directory and its missing parents (an existing one is fine), so that a copied workspace keeps its
+     * empty directories. The application's own, trusted write, as {@link #putFiles}.
+     *
+     * <p>The default writes a placeholder file into it and deletes that again; the core's file systems create the
+     * directory through their primitives.
+     *
+     * @throws InvalidSpecException when a component exists and is not a directory
+     * @throws PathEscapeException  when the path leads outside the workspace
+     */
+    default void createDirectories(Workspace ws, String path) {
+        String placeholder = path + "/.codeexec-mkdir";
+        putFiles(ws, List.of(PutFile.of(placeholder, new byte[0])));
+        delete(ws, placeholder);
     }
 
     /** Deletes a file or a directory tree inside the workspace. Deleting a missing path does nothing. */

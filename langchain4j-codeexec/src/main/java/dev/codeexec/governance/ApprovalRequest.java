@@ -159,7 +159,8 @@ public final class ApprovalRequest {
 
     /**
      * Files: the workspace-relative path written ({@link ExecutionAction#WRITE_FILE}, the target of
-     * {@link ExecutionAction#STAGE_ARTIFACT}) or saved ({@link ExecutionAction#SAVE_ARTIFACT}).
+     * {@link ExecutionAction#STAGE_ARTIFACT}) or saved ({@link ExecutionAction#SAVE_ARTIFACT}); {@code "."} for
+     * {@link ExecutionAction#RESTORE_WORKSPACE}, which writes across the workspace.
      */
     public Optional<String> path() {
         return Optional.ofNullable(path);
@@ -167,7 +168,9 @@ public final class ApprovalRequest {
 
     /**
      * Artifacts: the name to save as ({@link ExecutionAction#SAVE_ARTIFACT}) or the reference to stage
-     * ({@link ExecutionAction#STAGE_ARTIFACT}), as the model sees them (without the conversation's scope prefix).
+     * ({@link ExecutionAction#STAGE_ARTIFACT}), as the model sees them (without the conversation's scope prefix); the
+     * snapshot's name ({@link ExecutionAction#SNAPSHOT_WORKSPACE}) or {@code name} / {@code name@version}
+     * ({@link ExecutionAction#RESTORE_WORKSPACE}).
      */
     public Optional<String> artifact() {
         return Optional.ofNullable(artifact);

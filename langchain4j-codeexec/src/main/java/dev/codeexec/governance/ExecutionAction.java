@@ -16,7 +16,11 @@ public enum ExecutionAction {
     /** {@code workspace_stage_artifact}: copies an artifact into a workspace file. */
     STAGE_ARTIFACT,
     /** {@code workspace_save_artifact}: saves a workspace file as a durable artifact. */
-    SAVE_ARTIFACT;
+    SAVE_ARTIFACT,
+    /** {@code workspace_snapshot}: captures the workspace's files as a snapshot in the artifact store. */
+    SNAPSHOT_WORKSPACE,
+    /** {@code workspace_restore}: writes a snapshot's files into the workspace. */
+    RESTORE_WORKSPACE;
 
     /** True for the actions that start a program: {@link #RUN_COMMAND} and {@link #EXECUTE_CODE}. */
     public boolean isRun() {

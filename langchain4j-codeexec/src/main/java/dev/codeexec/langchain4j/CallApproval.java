@@ -187,6 +187,8 @@ final class CallApproval implements AutoCloseable {
             case WRITE_FILE -> ExecutionAction.WRITE_FILE;
             case STAGE_ARTIFACT -> ExecutionAction.STAGE_ARTIFACT;
             case SAVE_ARTIFACT -> ExecutionAction.SAVE_ARTIFACT;
+            case SNAPSHOT -> ExecutionAction.SNAPSHOT_WORKSPACE;
+            case RESTORE -> ExecutionAction.RESTORE_WORKSPACE;
             default -> null;
         };
     }
@@ -225,6 +227,11 @@ final class CallApproval implements AutoCloseable {
             case STAGE_ARTIFACT -> {
                 String ref = args.requiredString("ref", "artifact", "name").strip();
                 b.artifact(ref).path(StageArtifactTool.target(StageArtifactTool.ref(ref), args.string("to", "path")));
+            }
+            case SNAPSHOT_WORKSPACE -> b.artifact(SnapshotTool.name(args));
+            case RESTORE_WORKSPACE -> {
+                Integer version = RestoreTool.version(args);
+                b.artifact(SnapshotTool.name(args) + (version == null ? "" : "@" + version)).path(".");
             }
             default -> throw new IllegalStateException("no approval request for " + action);
         }

@@ -7,6 +7,9 @@ import dev.codeexec.governance.ExecutionApprover;
 import dev.codeexec.governance.ExecutionListener;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.EnvironmentScrubber;
+import dev.codeexec.workspace.snapshot.RestoreReceipt;
+import dev.codeexec.workspace.snapshot.Snapshot;
+import dev.codeexec.workspace.snapshot.SnapshotOptions;
 import dev.langchain4j.code.CodeExecutionEngine;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.StreamingChatModel;
@@ -117,7 +120,7 @@ public final class CodeExecution implements AutoCloseable {
         ToolSettings.Builder.positive(approvalTimeout, "approvalTimeout");
         this.runtime = new ToolRuntime(engine, b.artifactService,
                 b.artifactScope != null ? b.artifactScope : ArtifactScope.perConversation(), gate, s, b.approver,
-                approvalTimeout, b.listeners);
+                approvalTimeout, b.listeners, b.snapshotOptions);
         this.codeBlocks = CodeBlockSettings.resolve(b.autoExecute, b.codeBlockMode, b.maxCodeBlockRunsPerTurn,
                 b.codeBlockLanguages);
         this.tools = new WorkspaceTools(runtime);
@@ -222,6 +225,24 @@ public final class CodeExecution implements AutoCloseable {
                 && runtime.hasArtifactStore(runtime.defaultEngine()));
     }
 
+    /**
+     * Forks a conversation: takes a snapshot of {@code from}'s workspace (the next version of snapshot
+     * {@value #FORK_SNAPSHOT} in {@code from}'s scope) and restores it into {@code to}'s workspace, created when it
+     * does not exist yet. Each workspace is locked only while it is read or written, never both at once. The new
+     * conversation starts with the files, not with the programs or interpreter state (see
+     * {@link RestoreReceipt#NOT_CARRIED}).
+     *
+     * @return the receipt of the restore into {@code to}
+     * @throws dev.codeexec.engine.UnsupportedCapabilityException when no artifact store is configured
+     */
+    public RestoreReceipt fork(Object from, Object to) {
+        Snapshot s = workspace(from).snapshot(FORK_SNAPSHOT, runtime.snapshotOptions());
+        return workspace(to).restoreFrom(from, s.name(), s.version());
+    }
+
+    /** {@value}: the snapshot name {@link #fork(Object, Object)} captures under. */
+    public static final String FORK_SNAPSHOT = "fork";
+
     /** Removes a conversation's workspace and background sessions (on every engine it used). */
     public void closeWorkspace(Object conversationId) {
         runtime.closeWorkspace(key(conversationId));
@@ -260,6 +281,7 @@ public final class CodeExecution implements AutoCloseable {
         private ExecutionApprover approver;
         private Duration approvalTimeout;
         private final List<ExecutionListener> listeners = new ArrayList<>();
+        private SnapshotOptions snapshotOptions;
 
         private Builder() {
         }
@@ -393,6 +415,17 @@ public final class CodeExecution implements AutoCloseable {
          */
         public Builder listener(ExecutionListener listener) {
             this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
+         * What {@code workspace_snapshot} (and {@link WorkspaceIO#snapshot}) captures and the bounds of snapshots and
+         * restores. Default {@link SnapshotOptions#DEFAULT}: {@code work/}, {@code out/}, {@code home/}, at most
+         * {@value SnapshotOptions#DEFAULT_MAX_FILES} files and {@value SnapshotOptions#DEFAULT_MAX_TOTAL_BYTES} bytes.
+         * The snapshot tools are offered only where an artifact store is configured (see {@link #artifactService}).
+         */
+        public Builder snapshotOptions(SnapshotOptions options) {
+            this.snapshotOptions = Objects.requireNonNull(options, "options");
             return this;
         }
 

@@ -58,6 +58,25 @@ final class ToolDescriptions {
     static final String STAGE_ARTIFACT = "Copies a saved artifact (artifact://name or artifact://name@version) into "
             + "the workspace, by default into work/inputs/.";
 
+    static final String SNAPSHOT = "Saves the workspace's files (work/, out/ and home/; runs/ only with "
+            + "include_runs=true) as the next version of a named snapshot in the artifact store, and returns "
+            + "name@version, the file count and bytes. A snapshot keeps files only: not running programs, not "
+            + "variables in memory, not packages installed outside the workspace; links are skipped.";
+
+    static final String RESTORE = "Restores a snapshot taken with workspace_snapshot (name, and version; default the "
+            + "latest) into the workspace: its files are written back, files it does not hold are kept. Returns a "
+            + "receipt comparing the workspace with the snapshot (missing, changed or extra files) and what a snapshot "
+            + "does not carry (programs, variables in memory, installed packages).";
+
+    /** Appended to {@link #EXECUTE_CODE} for an engine whose python blocks run in one interpreter (a kernel). */
+    static final String STATEFUL_NOTE = " Python blocks of this conversation run in one interpreter: variables, "
+            + "imports and loaded data persist from one block to the next (until the interpreter is restarted or "
+            + "stopped after a while unused; a result then says the earlier state is gone).";
+
+    /** Appended to {@link #EXECUTE_CODE} for an engine that starts a fresh process per block. */
+    static final String STATELESS_NOTE = " Every block runs in a fresh process: variables do not persist between "
+            + "blocks, so keep what later blocks need in files under work/.";
+
     private ToolDescriptions() {
     }
 
@@ -72,6 +91,8 @@ final class ToolDescriptions {
             case EXECUTE_CODE -> EXECUTE_CODE;
             case SAVE_ARTIFACT -> SAVE_ARTIFACT;
             case STAGE_ARTIFACT -> STAGE_ARTIFACT;
+            case SNAPSHOT -> SNAPSHOT;
+            case RESTORE -> RESTORE;
         };
     }
 
@@ -79,8 +100,9 @@ final class ToolDescriptions {
      * The description with configured names, limits and the policy note.
      *
      * @param artifacts whether the artifact tools are offered too (else the description does not mention them)
+     * @param stateful  whether the engine's python blocks keep their state between blocks
      */
-    static String render(WorkspaceTool tool, ToolSettings s, boolean policy, boolean artifacts) {
+    static String render(WorkspaceTool tool, ToolSettings s, boolean policy, boolean artifacts, boolean stateful) {
         String text = base(tool);
         if (!artifacts) {
             text = text.replace(LAYOUT, LAYOUT_WITHOUT_ARTIFACTS);
@@ -91,6 +113,9 @@ final class ToolDescriptions {
             if (policy) {
                 text += POLICY_NOTE;
             }
+        }
+        if (tool == WorkspaceTool.EXECUTE_CODE) {
+            text += stateful ? STATEFUL_NOTE : STATELESS_NOTE;
         }
         if (tool == WorkspaceTool.EXECUTE_CODE && policy) {
             text += " A command policy applies: the interpreter must be a permitted program.";

@@ -181,6 +181,11 @@ final class ToolGovernance {
                     Instant.now(), String.valueOf(a.get("path")), number(a.get("size_bytes"))));
             case SAVE_ARTIFACT -> emit(new ExecutionEvent.ArtifactSaved(key, toolName, engine.name(), Instant.now(),
                     String.valueOf(a.get("path")), String.valueOf(a.get("artifact")), number(a.get("size_bytes"))));
+            // A snapshot is saved as artifacts (its manifest names it), a restore writes the workspace.
+            case SNAPSHOT -> emit(new ExecutionEvent.ArtifactSaved(key, toolName, engine.name(), Instant.now(), ".",
+                    "snapshot:" + a.get("snapshot"), number(a.get("size_bytes"))));
+            case RESTORE -> emit(new ExecutionEvent.FileWritten(key, toolName, engine.name(), Instant.now(), ".",
+                    number(a.get("size_bytes"))));
             case EXEC -> {
                 Object session = a.get("session_id");
                 if (session != null && call != null) {

@@ -6,6 +6,8 @@ import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.governance.ExecutionApprover;
 import dev.codeexec.governance.ExecutionListener;
+import dev.codeexec.workspace.snapshot.SnapshotOptions;
+import dev.codeexec.workspace.snapshot.WorkspaceSnapshots;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.invocation.InvocationContext;
 import java.time.Duration;
@@ -37,6 +39,7 @@ final class ToolRuntime implements AutoCloseable {
     private final ToolWorkspaces workspaces;
     private final CommandSpecs commands;
     private final ToolArtifacts artifacts;
+    private final ToolSnapshots snapshots;
     private final ToolGovernance governance;
     private final CallApproval approval;
     private final ToolPipeline pipeline;
@@ -47,7 +50,7 @@ final class ToolRuntime implements AutoCloseable {
      */
     ToolRuntime(Engine engine, ArtifactService artifacts, ArtifactScope artifactScope, CommandGate gate,
                 ToolSettings settings, ExecutionApprover approver, Duration approvalTimeout,
-                List<ExecutionListener> listeners) {
+                List<ExecutionListener> listeners, SnapshotOptions snapshotOptions) {
         this.defaultEngine = engine;
         this.settings = settings;
         // The workspaces are read lazily: the governance is built first because the workspaces report to it.
@@ -62,6 +65,7 @@ final class ToolRuntime implements AutoCloseable {
                 new InvocationAttachments(new AttachmentStager(settings.maxAttachmentBytes())), changes, settings);
         this.commands = new CommandSpecs(gate, settings.inheritEnvironment());
         this.artifacts = new ToolArtifacts(artifacts, artifactScope, settings.maxArtifactBytes());
+        this.snapshots = new ToolSnapshots(this.artifacts, snapshotOptions);
         this.pipeline = ToolPipeline.of(settings, governance, resolver, new ToolErrors(settings, sessions),
                 handlers(gate), approval, workspaces, changes);
     }
@@ -78,6 +82,8 @@ final class ToolRuntime implements AutoCloseable {
         handlers.put(WorkspaceTool.EXECUTE_CODE, new ExecuteCodeTool(settings, gate));
         handlers.put(WorkspaceTool.SAVE_ARTIFACT, new SaveArtifactTool(artifacts));
         handlers.put(WorkspaceTool.STAGE_ARTIFACT, new StageArtifactTool(artifacts));
+        handlers.put(WorkspaceTool.SNAPSHOT, new SnapshotTool(snapshots));
+        handlers.put(WorkspaceTool.RESTORE, new RestoreTool(snapshots));
         return handlers;
     }
 
@@ -129,6 +135,16 @@ final class ToolRuntime implements AutoCloseable {
     /** Whether calls on {@code engine} can save and stage artifacts (the application or the engine has a store). */
     boolean hasArtifactStore(Engine engine) {
         return artifacts.available(engine);
+    }
+
+    /** The snapshots of conversation {@code key} on {@code engine} (its artifact store, its scope). */
+    WorkspaceSnapshots snapshots(Engine engine, String key) {
+        return snapshots.of(engine == null ? defaultEngine : engine, key);
+    }
+
+    /** The configured snapshot options (what a capture takes, and the bounds of captures and restores). */
+    SnapshotOptions snapshotOptions() {
+        return snapshots.options();
     }
 
     /** The engine an invocation with these parameters runs on. */

@@ -14,6 +14,9 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.StagedInput;
+import dev.codeexec.workspace.snapshot.RestoreReceipt;
+import dev.codeexec.workspace.snapshot.Snapshot;
+import dev.codeexec.workspace.snapshot.SnapshotOptions;
 import dev.langchain4j.data.message.UserMessage;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,6 +80,41 @@ public final class WorkspaceIO {
     /** Writes one file. */
     public void putFile(String path, byte[] content) {
         putFiles(List.of(PutFile.of(path, content)));
+    }
+
+    /**
+     * Captures this conversation's workspace as the next version of snapshot {@code name}, in its artifact scope
+     * (where {@code workspace_snapshot} puts them, so the model can restore it), under the workspace's lock.
+     *
+     * @param options what to capture and the bounds; null for those configured on the builder
+     * @throws dev.codeexec.workspace.snapshot.SnapshotLimitException when over a bound (nothing recorded)
+     * @throws dev.codeexec.engine.UnsupportedCapabilityException     when no artifact store is configured
+     */
+    public Snapshot snapshot(String name, SnapshotOptions options) {
+        SnapshotOptions o = options == null ? runtime.snapshotOptions() : options;
+        return runtime.withWorkspace(engine, key, ws -> runtime.snapshots(engine, key).capture(engine, ws, name, o));
+    }
+
+    /**
+     * Restores snapshot {@code name} of this conversation (version, or the latest when null) into its workspace,
+     * under the workspace's lock, and returns the receipt.
+     *
+     * @throws dev.codeexec.workspace.snapshot.SnapshotIntegrityException when a content is missing or wrong (nothing
+     *                                                                     written)
+     */
+    public RestoreReceipt restore(String name, Integer version) {
+        return restoreFrom(key, name, version);
+    }
+
+    /**
+     * Restores a snapshot of <em>another</em> conversation into this one's workspace: a fork. The snapshot is read
+     * from that conversation's artifact scope, in the store of this handle's engine (which may be another engine than
+     * the one the snapshot was taken on, when they share the store).
+     */
+    public RestoreReceipt restoreFrom(Object fromConversationId, String name, Integer version) {
+        String from = Objects.requireNonNull(fromConversationId, "fromConversationId").toString();
+        return runtime.withWorkspace(engine, key, ws -> runtime.snapshots(engine, from).restore(engine, ws, name,
+                version, runtime.snapshotOptions(), false));
     }
 
     /**

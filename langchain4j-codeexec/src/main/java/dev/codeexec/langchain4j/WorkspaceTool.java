@@ -24,7 +24,11 @@ public enum WorkspaceTool {
     /** Saves a workspace file under {@code work/}, {@code out/} or {@code runs/} as a durable artifact. */
     SAVE_ARTIFACT("workspace_save_artifact"),
     /** Copies a saved artifact into {@code work/inputs/}. */
-    STAGE_ARTIFACT("workspace_stage_artifact");
+    STAGE_ARTIFACT("workspace_stage_artifact"),
+    /** Captures the workspace's files as a versioned snapshot in the artifact store. */
+    SNAPSHOT("workspace_snapshot"),
+    /** Restores a snapshot into the workspace and reports what the engine then shows (the receipt). */
+    RESTORE("workspace_restore");
 
     private final String defaultName;
 

@@ -1,5 +1,6 @@
 package dev.codeexec.langchain4j;
 
+import dev.codeexec.engine.Engine;
 import dev.codeexec.langchain4j.ToolArguments.InvalidArgument;
 import dev.langchain4j.agent.tool.SearchBehavior;
 import dev.langchain4j.agent.tool.Tool;
@@ -34,23 +35,27 @@ import java.util.Set;
 final class WorkspaceToolProvider implements ToolProvider {
 
     private static final Set<WorkspaceTool> ARTIFACT_TOOLS = EnumSet.of(WorkspaceTool.SAVE_ARTIFACT,
-            WorkspaceTool.STAGE_ARTIFACT);
+            WorkspaceTool.STAGE_ARTIFACT, WorkspaceTool.SNAPSHOT, WorkspaceTool.RESTORE);
 
     private final ToolRuntime runtime;
-    /** Every enabled tool. */
-    private final List<AiServiceTool> tools;
-    /** The enabled tools but the artifact tools, described without them: for engines without an artifact store. */
-    private final List<AiServiceTool> withoutArtifacts;
+    /**
+     * The enabled tools in four descriptions: with or without the artifact tools (engines without an artifact store
+     * are offered none, and the other descriptions do not mention them), and for engines whose python blocks keep
+     * their state or not ({@code execute_code} says which). Index: artifacts 1, stateful 2.
+     */
+    private final List<List<AiServiceTool>> variants = new ArrayList<>();
 
     WorkspaceToolProvider(ToolRuntime runtime, boolean policy) {
         this.runtime = runtime;
-        this.tools = build(runtime, policy, true);
-        this.withoutArtifacts = build(runtime, policy, false);
+        for (int i = 0; i < 4; i++) {
+            variants.add(build(runtime, policy, (i & 1) != 0, (i & 2) != 0));
+        }
     }
 
-    private static List<AiServiceTool> build(ToolRuntime runtime, boolean policy, boolean artifacts) {
+    private static List<AiServiceTool> build(ToolRuntime runtime, boolean policy, boolean artifacts,
+                                             boolean stateful) {
         ToolSettings s = runtime.settings();
-        Map<WorkspaceTool, ToolSpecification> specs = specifications(s, policy, artifacts);
+        Map<WorkspaceTool, ToolSpecification> specs = specifications(s, policy, artifacts, stateful);
         List<AiServiceTool> list = new ArrayList<>();
         for (WorkspaceTool t : WorkspaceTool.values()) {
             if (s.enabled().contains(t) && (artifacts || !ARTIFACT_TOOLS.contains(t))) {
@@ -61,23 +66,30 @@ final class WorkspaceToolProvider implements ToolProvider {
         return List.copyOf(list);
     }
 
+    private List<AiServiceTool> variant(Engine engine, boolean artifacts) {
+        return variants.get((artifacts ? 1 : 0) + (engine.describe().statefulCells() ? 2 : 0));
+    }
+
     @Override
     public ToolProviderResult provideTools(ToolProviderRequest request) {
         InvocationParameters params = request == null ? null : request.invocationParameters();
-        return new ToolProviderResult(runtime.hasArtifactStore(runtime.engineFor(params)) ? tools : withoutArtifacts);
+        Engine engine = runtime.engineFor(params);
+        return new ToolProviderResult(variant(engine, runtime.hasArtifactStore(engine)));
     }
 
-    /** Every enabled tool, artifact tools included. */
+    /** Every enabled tool, artifact tools included, described for the default engine. */
     List<AiServiceTool> tools() {
-        return tools;
+        return variant(runtime.defaultEngine(), true);
     }
 
     /**
      * Specifications with configured names and rendered descriptions, marked always visible for tool search.
      *
      * @param artifacts whether the descriptions may point to the artifact tools
+     * @param stateful  whether the engine's python blocks keep their state ({@code Capabilities#statefulCells})
      */
-    static Map<WorkspaceTool, ToolSpecification> specifications(ToolSettings s, boolean policy, boolean artifacts) {
+    static Map<WorkspaceTool, ToolSpecification> specifications(ToolSettings s, boolean policy, boolean artifacts,
+                                                                boolean stateful) {
         Map<WorkspaceTool, ToolSpecification> out = new EnumMap<>(WorkspaceTool.class);
         for (Method m : WorkspaceTools.class.getDeclaredMethods()) {
             Tool ann = m.getAnnotation(Tool.class);
@@ -86,7 +98,8 @@ final class WorkspaceToolProvider implements ToolProvider {
             }
             WorkspaceTool t = byDefaultName(ann.name());
             ToolSpecification spec = ToolSpecifications.toolSpecificationFrom(m);
-            out.put(t, spec.toBuilder().name(s.name(t)).description(ToolDescriptions.render(t, s, policy, artifacts))
+            out.put(t, spec.toBuilder().name(s.name(t)).description(ToolDescriptions.render(t, s, policy, artifacts,
+                            stateful))
                     .addMetadata(ToolSpecification.METADATA_SEARCH_BEHAVIOR, SearchBehavior.ALWAYS_VISIBLE)
                     .build());
         }

@@ -148,6 +148,27 @@ public final class WorkspaceTools {
         return call(WorkspaceTool.SAVE_ARTIFACT, args("path", path, "name", name), context);
     }
 
+    /** Captures the workspace as a snapshot ({@code workspace_snapshot}). */
+    @Tool(name = "workspace_snapshot", value = ToolDescriptions.SNAPSHOT)
+    public String workspaceSnapshot(
+            @P(name = "name", description = "Snapshot name, for example before-cleanup (default: workspace).",
+                    required = false) String name,
+            @P(name = "include_runs", description = "Also capture runs/, the run history (default false).",
+                    required = false) Boolean includeRuns,
+            InvocationContext context) {
+        return call(WorkspaceTool.SNAPSHOT, args("name", name, "include_runs", includeRuns), context);
+    }
+
+    /** Restores a snapshot into the workspace ({@code workspace_restore}). */
+    @Tool(name = "workspace_restore", value = ToolDescriptions.RESTORE)
+    public String workspaceRestore(
+            @P(name = "name", description = "Snapshot name (default: workspace).", required = false) String name,
+            @P(name = "version", description = "Snapshot version (default: the latest).", required = false)
+            Integer version,
+            InvocationContext context) {
+        return call(WorkspaceTool.RESTORE, args("name", name, "version", version), context);
+    }
+
     /** Copies an artifact into the workspace ({@code workspace_stage_artifact}). */
     @Tool(name = "workspace_stage_artifact", value = ToolDescriptions.STAGE_ARTIFACT)
     public String workspaceStageArtifact(

@@ -3,6 +3,7 @@ package dev.codeexec.workspace;
 import dev.codeexec.FileRef;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.FileChangeTracker;
+import dev.codeexec.engine.FileContentVisitor;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InputSpec;
@@ -13,12 +14,16 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceEntry;
 import dev.codeexec.engine.WorkspaceFS;
+import java.io.InputStream;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * {@link WorkspaceFS} for backends whose workspaces are host directories (local and sandbox): the
@@ -63,6 +68,26 @@ public final class HostWorkspaceFS implements WorkspaceFS, EngineFileImport {
     @Override
     public void putFiles(Workspace ws, List<PutFile> files) {
         rules.putFiles(ws, files);
+    }
+
+    @Override
+    public boolean entries(Workspace ws, String dir, Predicate<WorkspaceEntry> visitor) {
+        return rules.entries(ws, dir, visitor);
+    }
+
+    @Override
+    public void readFiles(Workspace ws, List<String> paths, FileContentVisitor visitor) {
+        rules.readFiles(ws, paths, visitor);
+    }
+
+    @Override
+    public void writeFile(Workspace ws, String path, InputStream content, long size, int mode, Instant modified) {
+        rules.writeFile(ws, path, content, size, mode, modified);
+    }
+
+    @Override
+    public void createDirectories(Workspace ws, String path) {
+        rules.createDirectories(ws, path);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.artifact.ArtifactService;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.FileChangeTracker;
+import dev.codeexec.engine.FileContentVisitor;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileListing;
 import dev.codeexec.engine.InputSpec;
@@ -19,13 +20,16 @@ import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceEntry;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.workspace.spi.FileEntry;
 import dev.codeexec.workspace.spi.FileWindow;
 import dev.codeexec.workspace.spi.ImportSource;
 import dev.codeexec.workspace.spi.WorkspaceFiles;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -36,6 +40,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The one {@link WorkspaceFS}: every file rule of the library, written once on top of a backend's
@@ -127,7 +132,7 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
         for (PutFile p : list) {
             String norm = PathResolver.normalize(p.path());
             requireWrite(a, norm);
-            checkWritable(f, norm);
+            FileStreams.checkWritable(f, norm);
             normalized.add(PutFile.of(norm, p.content(), p.mode()));
             bytes += p.content().length;
         }
@@ -326,6 +331,33 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
     }
 
     @Override
+    public boolean entries(Workspace ws, String dir, Predicate<WorkspaceEntry> visitor) {
+        String norm = PathResolver.normalize(dir);
+        requireRead(access.apply(ws), norm);
+        return FileStreams.entries(files.apply(ws), access.apply(ws), norm, visitor);
+    }
+
+    @Override
+    public void readFiles(Workspace ws, List<String> paths, FileContentVisitor visitor) {
+        FileStreams.readFiles(files.apply(ws), access.apply(ws), paths, visitor);
+    }
+
+    @Override
+    public void writeFile(Workspace ws, String path, InputStream content, long size, int mode, Instant modified) {
+        String norm = PathResolver.normalize(path);
+        requireWrite(access.apply(ws), norm);
+        roomCheck.accept(ws, size);
+        FileStreams.writeFile(files.apply(ws), norm, content, size, mode, modified);
+    }
+
+    @Override
+    public void createDirectories(Workspace ws, String path) {
+        String norm = PathResolver.normalize(path);
+        requireWrite(access.apply(ws), norm);
+        files.apply(ws).mkdirs(norm);
+    }
+
+    @Override
     public void delete(Workspace ws, String path) {
         WorkspaceFiles f = files.apply(ws);
         String norm = PathResolver.normalize(path);
@@ -381,32 +413,6 @@ public final class StandardWorkspaceFS implements WorkspaceFS, EngineFileImport 
         String real = f.resolve(norm);
         return f.stat(real).orElseThrow(() -> new InvalidSpecException("'" + norm
                 + "' does not exist in the workspace"));
-    }
-
-    /**
-     * Checks, without creating anything, what a write will check: the target is not the root or a directory, no
-     * parent escapes, and the nearest existing parent is a directory. A link at the target itself is fine: the write
-     * replaces it.
-     */
-    private static void checkWritable(WorkspaceFiles f, String norm) {
-        if (norm.equals(".")) {
-            throw new InvalidSpecException("cannot write to the workspace root itself; name a file");
-        }
-        if (f.stat(norm).map(FileEntry::isDirectory).orElse(false)) {
-            throw new InvalidSpecException("'" + norm + "' is a directory");
-        }
-        String existing = f.resolve(parent(norm));
-        while (!existing.equals(".") && f.stat(existing).isEmpty()) {
-            existing = parent(existing);
-        }
-        if (!existing.equals(".") && !f.stat(existing).map(FileEntry::isDirectory).orElse(false)) {
-            throw new InvalidSpecException("'" + existing + "' is not a directory");
-        }
-    }
-
-    private static String parent(String norm) {
-        int slash = norm.lastIndexOf('/');
-        return slash < 0 ? "." : norm.substring(0, slash);
     }
 
     private static ArtifactRef saveArtifact(ArtifactService store, String name, FileRef f) {
