@@ -17,8 +17,6 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.spi.host.HostProcessChannel;
-import dev.codeexec.spi.host.LauncherThreads;
 import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.CommandPolicy;
@@ -28,9 +26,6 @@ import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.workspace.HostWorkspaceFS;
-import dev.codeexec.workspace.HostWorkspaceManager;
-import dev.codeexec.workspace.WorkspaceStorage;
 import dev.codeexec.workspace.PathResolver;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -75,91 +70,15 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     private static final Logger LOG = LoggerFactory.getLogger(SandboxEngine.class);
 
-    private final SandboxPlatform platform;
-    private final PermissionProfile profile;
-    private final SandboxRoot root;
-    private final HostWorkspaceManager manager;
-    /** The workspaces' volumes (their disk quota), or null when workspaces are plain directories. */
-    private final LoopVolumes volumes;
-    private final SandboxWorkspaceFS fs;
-    private final WorkspaceManager workspaces;
-    /** What this host gives the engine: preflight, who programs run as, control groups, run limits. */
-    private final SandboxHost host;
-    private final Capabilities capabilities;
-    /** Every run's limits: the host's enforceable defaults, overridden field by field by the builder's. */
-    private final ResourceLimits defaultLimits;
-    private final SandboxRunPlanner planner;
-    /** The egress proxy of an engine with an egress policy, or null. */
-    private final SandboxEgress egress;
-    private final WorkspaceGates gates = new WorkspaceGates();
-    /**
-     * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
-     * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
-     * first (a request thread that started a session, a virtual thread's carrier). Each of these threads lives as
-     * long as the sandboxes it started; idle ones without a live sandbox end after a keep-alive.
-     */
-    private final LauncherThreads launchers;
+    /** The engine's parts on this host: see {@link SandboxParts}. */
+    private final SandboxParts parts;
 
     private SandboxEngine(Builder b) {
         super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
-        this.launchers = new LauncherThreads("codeexec-sandbox-launcher-",
-                b.launcherKeepAlive == null ? LauncherThreads.DEFAULT_KEEP_ALIVE : b.launcherKeepAlive);
-        this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
-        PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
-        p = b.network == null ? p : p.withNetwork(b.network);
-        String profileName = EngineProfile.name(p);
-        this.profile = EngineProfile.withEngineRules(p, b.deniedBy, artifactStore());
-        long scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
-        if (scratchBytes <= 0) {
-            throw new InvalidSpecException("scratchBytes (" + scratchBytes + ") must be positive");
-        }
-
-        boolean needsBwrap = platform == SandboxPlatform.LINUX_BWRAP
-                && profile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
-        String bwrap = needsBwrap ? Preflight.locateBwrap(b.bwrapPath) : null;
-
-        this.root = SandboxRoot.create(b.rootDir);
-        LoopVolumes vols = null;
-        SandboxEgress out = null;
-        try {
-            out = SandboxEgress.forEngine(egressPolicy(), egressProxySettings(), platform, profile);
-            this.egress = out;
-            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, root.state, b.allowListBy != null);
-            this.volumes = vols;
-            this.manager = new HostWorkspaceManager(root.workspaces(),
-                    volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
-            this.host = SandboxHost.check(platform, profile, bwrap, b.preflightMode, root, manager.baseDir(),
-                    b.sandboxUid, b.sandboxGid);
-            ExecAllowList allowList = b.allowListBy == null ? null
-                    : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
-            this.capabilities = host.capabilities(platform, profile, volumes != null, egress != null,
-                    allowList != null);
-            capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
-            this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
-            SandboxRunPlanner.validateLimits(defaultLimits);
-            this.planner = new SandboxRunPlanner(profile, environment(), root.root, root.runs, host.cgroups(),
-                    new SandboxCommandLine(platform, host.preflight(), root.state, scratchBytes, host.runLimits(),
-                            egress != null),
-                    HostProcessChannel.wrapped().startingOn(launchers),
-                    HostProcessChannel.direct().startingOn(launchers), volumes, allowList, egress);
-            AccessDecision access = planner.access();
-            this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), host.user(),
-                    profile);
-            this.workspaces = new SandboxWorkspaces(this::requireOpen, manager, host.user(), gates, planner, fs,
-                    egress);
-        } catch (RuntimeException e) {
-            launchers.shutdown();
-            if (vols != null) {
-                vols.close();
-            }
-            if (out != null) {
-                out.close();
-            }
-            root.removeQuietly();
-            throw e;
-        }
-        host.logStart(LOG, platform, profile, profileName, capabilities, defaultLimits);
+        this.parts = new SandboxParts(b, new SandboxParts.EngineSettings(egressPolicy(), egressProxySettings(),
+                artifactStore(), inputRoots(), environment(), this::requireOpen));
+        parts.host.logStart(LOG, parts.platform, parts.profile, parts.profileName, parts.capabilities,
+                parts.defaultLimits);
     }
 
     /** A sandbox engine with every default (see {@link Builder}). */
@@ -179,7 +98,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     @Override
     public WorkspaceManager manager() {
-        return workspaces;
+        return parts.workspaces;
     }
 
     /**
@@ -188,27 +107,27 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      */
     @Override
     public Optional<WorkspaceEgress> egress() {
-        return Optional.ofNullable(egress).map(SandboxEgress::egress);
+        return Optional.ofNullable(parts.egress).map(SandboxEgress::egress);
     }
 
     @Override
     public WorkspaceFS fs() {
-        return fs;
+        return parts.fs;
     }
 
     /** Tests and diagnostics: the launcher threads alive now. */
     int launcherThreadCount() {
-        return launchers.threadCount();
+        return parts.launchers.threadCount();
     }
 
     @Override
     public Capabilities describe() {
-        return capabilities;
+        return parts.capabilities;
     }
 
     /** The profile every run starts from. */
     public PermissionProfile profile() {
-        return profile;
+        return parts.profile;
     }
 
     /**
@@ -220,7 +139,8 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * @throws BackendUnavailableException    when the sandbox could not be set up
      */
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> SandboxRun.runReplanningOnHostChange(() -> plan(ws, spec, extra), this::run));
+        return parts.gates.exclusive(ws, () -> SandboxRun.runReplanningOnHostChange(() -> plan(ws, spec, extra),
+                this::run));
     }
 
     /** One program at a time per workspace: see {@link WorkspaceGates}. */
@@ -231,7 +151,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     @Override
     protected ProgramSession startProgram(Workspace ws, RunProgramSpec spec) {
-        return gates.startSession(ws, () -> start(plan(ws, spec, AdditionalPermissions.NONE)));
+        return parts.gates.startSession(ws, () -> start(plan(ws, spec, AdditionalPermissions.NONE)));
     }
 
     @Override
@@ -241,18 +161,19 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     private SandboxRun plan(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
-        return planner.plan(ws.id(), fs.resolver(ws), fs.readOnlyPaths(ws), spec,
-                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), host.user());
+        return parts.planner.plan(ws.id(), parts.fs.resolver(ws), parts.fs.readOnlyPaths(ws), spec,
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec),
+                parts.host.user());
     }
 
     @Override
     protected ResourceLimits defaultLimits() {
-        return defaultLimits;
+        return parts.defaultLimits;
     }
 
     @Override
     protected String limitsOwner() {
-        return "SandboxEngine on this host (" + host.limitsSupport() + ")";
+        return parts.limitsOwner();
     }
 
     /**
@@ -264,12 +185,12 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
      */
     public ProgramLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> plan(ws, spec, extra).plannedLaunch(host.cgroups()));
+        return parts.gates.exclusive(ws, () -> plan(ws, spec, extra).plannedLaunch(parts.host.cgroups()));
     }
 
     /** Directories the scans for protected metadata remember of a workspace's tree (for tests). */
     long rememberedDirectories(Workspace ws) {
-        return planner.rememberedDirectories(manager.hostPath(ws));
+        return parts.planner.rememberedDirectories(parts.manager.hostPath(ws));
     }
 
     /**
@@ -282,11 +203,11 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      *                                  the profile
      */
     public RunResult runInDirectory(Path directory, RunProgramSpec spec, AdditionalPermissions extra) {
-        Path dir = root.requireOperatorDirectory(directory);
+        Path dir = parts.root.requireOperatorDirectory(directory);
         requireOpen();
-        SandboxUser owner = host.user().forDirectory(dir);
+        SandboxUser owner = parts.host.user().forDirectory(dir);
         PathResolver resolver = SandboxRoot.layOut(dir, owner);
-        return SandboxRun.runReplanningOnHostChange(() -> planner.plan(dir.toString(), resolver, Set.of(), spec,
+        return SandboxRun.runReplanningOnHostChange(() -> parts.planner.plan(dir.toString(), resolver, Set.of(), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
                 this::run);
     }
@@ -294,21 +215,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
     /** Removes every workspace, the engine's state and (when it created it) the root. */
     @Override
     protected void closeBackend() {
-        RuntimeException failure = attempt(null, manager::close);
-        if (volumes != null) {
-            volumes.close();
-        }
-        if (egress != null) {
-            failure = attempt(failure, egress::close);
-        }
-        launchers.shutdown();
-        if (host.cgroups() != null) {
-            failure = attempt(failure, host.cgroups()::close);
-        }
-        failure = attempt(failure, root::remove);
-        if (failure != null) {
-            throw failure;
-        }
+        parts.close();
     }
 
     /**
@@ -316,20 +223,20 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * on Linux with the engine running as root.
      */
     public static final class Builder extends EngineBuilder<Builder> implements DiskQuotaBuilder<Builder> {
-        private Path rootDir;
-        private PermissionProfile profile;
-        private NetworkMode network;
-        private ResourceLimits limits;
-        private PreflightMode preflightMode;
-        private Path bwrapPath;
-        private Long scratchBytes;
-        private Long diskQuota;
-        private SandboxPlatform platform;
-        private Integer sandboxUid;
-        private Integer sandboxGid;
-        private CommandPolicy deniedBy;
-        private CommandPolicy allowListBy;
-        private java.time.Duration launcherKeepAlive;
+        Path rootDir;
+        PermissionProfile profile;
+        NetworkMode network;
+        ResourceLimits limits;
+        PreflightMode preflightMode;
+        Path bwrapPath;
+        Long scratchBytes;
+        Long diskQuota;
+        SandboxPlatform platform;
+        Integer sandboxUid;
+        Integer sandboxGid;
+        CommandPolicy deniedBy;
+        CommandPolicy allowListBy;
+        java.time.Duration launcherKeepAlive;
 
         private Builder() {
         }
