@@ -19,9 +19,10 @@ import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
+import dev.codeexec.jupyter.KernelOptions;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
-import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.InterpreterEngine;
 import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
@@ -66,17 +67,32 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. {@link #close()} kills running sessions and removes every workspace and the sandbox root it
  * created.
  */
-public final class SandboxEngine extends AbstractEngine implements EgressCapable {
+public final class SandboxEngine extends InterpreterEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SandboxEngine.class);
 
     /** The engine's parts on this host: see {@link SandboxParts}. */
     private final SandboxParts parts;
+    /** The workspaces' python kernels ({@link Builder#pythonKernel}), or null: python blocks run as programs. */
+    private final SandboxKernels kernels;
+    private final Capabilities capabilities;
+    private final WorkspaceManager workspaces;
 
     private SandboxEngine(Builder b) {
         super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
         this.parts = new SandboxParts(b, new SandboxParts.EngineSettings(egressPolicy(), egressProxySettings(),
                 artifactStore(), inputRoots(), environment(), this::requireOpen));
+        try {
+            this.kernels = b.pythonKernel == null ? null : new SandboxKernels(b.pythonKernel,
+                    (ws, spec) -> plan(ws, spec, AdditionalPermissions.NONE), parts.gates, parts.fs, parts.allowList,
+                    parts.host.cgroups() != null);
+        } catch (RuntimeException e) {
+            attempt(e, parts::close);
+            throw e;
+        }
+        this.capabilities = kernels == null ? parts.capabilities
+                : parts.capabilities.toBuilder().statefulCells(true).build();
+        this.workspaces = kernels == null ? parts.workspaces : kernels.stoppingKernels(parts.workspaces);
         parts.host.logStart(LOG, parts.platform, parts.profile, parts.profileName, parts.capabilities,
                 parts.defaultLimits);
     }
@@ -98,7 +114,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     @Override
     public WorkspaceManager manager() {
-        return parts.workspaces;
+        return workspaces;
     }
 
     /**
@@ -122,7 +138,46 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     @Override
     public Capabilities describe() {
-        return parts.capabilities;
+        return capabilities;
+    }
+
+    /**
+     * The cells of the workspace's python kernel ({@link Builder#pythonKernel}): it starts inside the workspace's
+     * sandbox with the first python block, bounded by the options' start timeout; rich outputs are saved under
+     * {@code out/}.
+     */
+    @Override
+    protected CellRunner cells(Workspace ws) {
+        parts.fs.resolver(ws); // the workspace must still be there
+        return kernels.cells(ws);
+    }
+
+    @Override
+    protected String interpreterName() {
+        return "the workspace's python kernel inside the sandbox";
+    }
+
+    /** True when built with {@link Builder#pythonKernel}; otherwise every block runs as a program, as always. */
+    @Override
+    protected boolean hasInterpreter() {
+        return kernels != null;
+    }
+
+    /**
+     * Stops the workspace's python kernel and starts a fresh one inside its sandbox, waiting until it answers.
+     * Variables and imports are gone afterwards; files stay.
+     *
+     * @throws UnsupportedCapabilityException when the engine was built without {@link Builder#pythonKernel}
+     * @throws BackendUnavailableException    when the new kernel cannot be started
+     */
+    public void restartKernel(Workspace ws) {
+        requireOpen();
+        if (kernels == null) {
+            throw new UnsupportedCapabilityException("this SandboxEngine runs python blocks as programs: it has no "
+                    + "kernel to restart (build it with pythonKernel(...) for one)");
+        }
+        parts.fs.resolver(ws);
+        kernels.restart(ws);
     }
 
     /** The profile every run starts from. */
@@ -212,10 +267,14 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
                 this::run);
     }
 
-    /** Removes every workspace, the engine's state and (when it created it) the root. */
+    /** Stops the kernels, then removes every workspace, the engine's state and (when it created it) the root. */
     @Override
     protected void closeBackend() {
-        parts.close();
+        RuntimeException failure = kernels == null ? null : attempt(null, kernels::close);
+        failure = attempt(failure, parts::close);
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /**
@@ -236,6 +295,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         Integer sandboxGid;
         CommandPolicy deniedBy;
         CommandPolicy allowListBy;
+        KernelOptions pythonKernel;
         java.time.Duration launcherKeepAlive;
 
         private Builder() {
@@ -376,6 +436,26 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         @Override
         protected EgressControl egressControl() {
             return EgressControl.PROXY;
+        }
+
+        /**
+         * Runs python blocks ({@code executeCode}, the {@code execute_code} tool) as cells of one python kernel per
+         * workspace, inside the workspace's sandbox, so that variables, imports and loaded data persist from one block
+         * to the next ({@code describe().statefulCells()} is then true). The kernel is a program of the workspace
+         * like any run: the same mounts, user, resource limits (for the kernel and everything its cells start,
+         * together), network and environment policy, and command allow list. It starts with the workspace's first
+         * python block (its start is paid once), and stops when idle for {@link KernelOptions#idleTimeout()}, when the
+         * workspace is removed or the engine closed. While the engine works on the workspace's files or runs another
+         * program there, the kernel's processes are paused (see docs/sandbox.md, Python kernel). Needs control groups.
+         * Default: none, a fresh process per block.
+         *
+         * @throws InvalidSpecException           at {@link #build()} when the command allow list
+         *                                        ({@link #enforceAllowList}) forbids the kernel's Python
+         * @throws UnsupportedCapabilityException at {@link #build()} on a host without control groups
+         */
+        public Builder pythonKernel(KernelOptions options) {
+            this.pythonKernel = options;
+            return this;
         }
 
         /**

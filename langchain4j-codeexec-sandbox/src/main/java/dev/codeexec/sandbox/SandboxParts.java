@@ -48,6 +48,8 @@ final class SandboxParts {
     /** The egress proxy of an engine with an egress policy, or null. */
     final SandboxEgress egress;
     final WorkspaceGates gates;
+    /** The command allow list enforced in the kernel ({@code enforceAllowList}), or null. */
+    final ExecAllowList allowList;
     /**
      * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
      * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
@@ -101,7 +103,7 @@ final class SandboxParts {
                     volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
             this.host = SandboxHost.check(platform, profile, bwrap, b.preflightMode, root, manager.baseDir(),
                     b.sandboxUid, b.sandboxGid);
-            ExecAllowList allowList = b.allowListBy == null ? null
+            this.allowList = b.allowListBy == null ? null
                     : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
             this.capabilities = host.capabilities(platform, profile, volumes != null, egress != null,
                     allowList != null);
