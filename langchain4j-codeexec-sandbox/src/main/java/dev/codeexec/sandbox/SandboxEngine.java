@@ -64,8 +64,11 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Thread-safe. {@link #close()} kills running sessions and removes every workspace and the sandbox root it
- * created.
+ * <p><b>Python blocks</b> run as fresh programs, or, built with {@link Builder#pythonKernel}, as cells of one python
+ * kernel per workspace inside the workspace's sandbox (state persists between blocks).
+ *
+ * <p>Thread-safe. {@link #close()} kills running sessions, stops the kernels and removes every workspace and the
+ * sandbox root it created.
  */
 public final class SandboxEngine extends InterpreterEngine implements EgressCapable {
 
@@ -85,7 +88,9 @@ public final class SandboxEngine extends InterpreterEngine implements EgressCapa
         try {
             this.kernels = b.pythonKernel == null ? null : new SandboxKernels(b.pythonKernel,
                     (ws, spec) -> plan(ws, spec, AdditionalPermissions.NONE), parts.gates, parts.fs, parts.allowList,
-                    parts.host.cgroups() != null);
+                    parts.host.cgroups() != null, parts.platform == SandboxPlatform.LINUX_BWRAP
+                            && parts.profile.enforcement() == PermissionProfile.Enforcement.MANAGED
+                            && parts.profile.network() == NetworkMode.RESTRICTED);
         } catch (RuntimeException e) {
             attempt(e, parts::close);
             throw e;
@@ -443,15 +448,14 @@ public final class SandboxEngine extends InterpreterEngine implements EgressCapa
          * workspace, inside the workspace's sandbox, so that variables, imports and loaded data persist from one block
          * to the next ({@code describe().statefulCells()} is then true). The kernel is a program of the workspace
          * like any run: the same mounts, user, resource limits (for the kernel and everything its cells start,
-         * together), network and environment policy, and command allow list. It starts with the workspace's first
+         * together), network and environment policy. It starts with the workspace's first
          * python block (its start is paid once), and stops when idle for {@link KernelOptions#idleTimeout()}, when the
          * workspace is removed or the engine closed. While the engine works on the workspace's files or runs another
          * program there, the kernel's processes are paused (see docs/sandbox.md, Python kernel). Needs control groups.
          * Default: none, a fresh process per block.
          *
-         * @throws InvalidSpecException           at {@link #build()} when the command allow list
-         *                                        ({@link #enforceAllowList}) forbids the kernel's Python
-         * @throws UnsupportedCapabilityException at {@link #build()} on a host without control groups
+         * @throws UnsupportedCapabilityException at {@link #build()} on a host without control groups, and with
+         *                                        {@link #enforceAllowList} (under which no Python can run a kernel)
          */
         public Builder pythonKernel(KernelOptions options) {
             this.pythonKernel = options;

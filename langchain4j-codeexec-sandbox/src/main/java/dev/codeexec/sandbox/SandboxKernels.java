@@ -3,7 +3,6 @@ package dev.codeexec.sandbox;
 import static dev.codeexec.spi.AbstractEngine.attempt;
 
 import dev.codeexec.engine.BackendUnavailableException;
-import dev.codeexec.engine.InvalidSpecException;
 import dev.codeexec.engine.ProgramSession;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
@@ -39,7 +38,12 @@ import java.util.function.BiFunction;
  */
 final class SandboxKernels implements AutoCloseable {
 
+    /** The variable that tells the kernel's relay which transport to use inside the sandbox. */
+    static final String TRANSPORT = "CODEEXEC_KERNEL_TRANSPORT";
+
     private final WorkspaceGates gates;
+    /** True when every run has a network namespace of its own (the network restricted, or an egress policy). */
+    private final boolean ownNetwork;
     private final BiFunction<Workspace, RunProgramSpec, SandboxRun> plan;
     private final BoundaryKernels kernels;
 
@@ -50,11 +54,12 @@ final class SandboxKernels implements AutoCloseable {
      * @param fs        the engine's file system (rich outputs are saved under {@code out/} through it)
      * @param allowList the command allow list the engine enforces in the kernel, or null
      * @param cgroups   whether this host has control groups
-     * @throws InvalidSpecException           when the allow list does not allow the kernel's Python
-     * @throws UnsupportedCapabilityException on a host without control groups
+     * @param ownNetwork whether every run has a network namespace of its own
+     * @throws UnsupportedCapabilityException on a host without control groups, or with a command allow list enforced
+     *                                        in the kernel
      */
     SandboxKernels(KernelOptions options, BiFunction<Workspace, RunProgramSpec, SandboxRun> plan, WorkspaceGates gates,
-                   WorkspaceFS fs, ExecAllowList allowList, boolean cgroups) {
+                   WorkspaceFS fs, ExecAllowList allowList, boolean cgroups, boolean ownNetwork) {
         if (!cgroups) {
             throw new UnsupportedCapabilityException("pythonKernel needs control groups on this host: the kernel is "
                     + "paused through them while the engine works on the workspace (see docs/sandbox.md, Python "
@@ -62,25 +67,34 @@ final class SandboxKernels implements AutoCloseable {
         }
         requireAllowed(options, allowList);
         this.gates = gates;
+        this.ownNetwork = ownNetwork;
         this.plan = plan;
         this.kernels = new BoundaryKernels("SandboxEngine", options, this::launch, fs);
     }
 
     /**
-     * Refuses a kernel whose Python the engine's command allow list forbids: its start would be refused by the kernel
-     * anyway (the allow list holds at exec time), but this says why at once, when the engine is built.
+     * Refuses a kernel on an engine that enforces a command allow list in the kernel: the allow list holds at exec
+     * time, so the kernel could not start anyway, but this says why at once, when the engine is built. A Python the
+     * list forbids cannot run; one it allows cannot read its own standard library (the list's rules let programs read
+     * system data and libraries only), and a general interpreter on the list would void it anyway.
+     *
+     * @throws UnsupportedCapabilityException when {@code allowList} is not null
      */
     static void requireAllowed(KernelOptions options, ExecAllowList allowList) {
         if (allowList == null) {
             return;
         }
         List<String> files = ExecAllowList.resolve(options.python());
-        if (files.isEmpty() || !allowList.executables().containsAll(files)) {
-            throw new InvalidSpecException("pythonKernel: the kernel's Python (" + options.python() + ") is not on the "
-                    + "command allow list this engine enforces (enforceAllowList), so no kernel could start. Allow it "
-                    + "in the policy, or build the engine without pythonKernel (python blocks then run as programs, "
-                    + "under the same allow list)");
-        }
+        boolean allowed = !files.isEmpty() && allowList.executables().containsAll(files);
+        throw new UnsupportedCapabilityException("pythonKernel cannot be combined with enforceAllowList: "
+                + (allowed ? "under the command allow list enforced in the kernel, programs read only system data "
+                        + "and libraries, and the kernel's Python (" + options.python() + ") cannot read its own "
+                        + "standard library; an interpreter on the list would also do in-process what the list "
+                        + "forbids"
+                        : "the kernel's Python (" + options.python() + ") is not on the command allow list this "
+                        + "engine enforces, so no kernel could start")
+                + ". Build the engine without pythonKernel (python blocks then run as programs, under the allow "
+                + "list), or without enforceAllowList");
     }
 
     /** The cells of {@code ws}'s kernel: each a turn of the workspace's gate; the kernel starts with the first. */
@@ -147,7 +161,9 @@ final class SandboxKernels implements AutoCloseable {
      * is released. Called by {@link BoundaryKernels} within a cell, that is within a turn of the gate.
      */
     private PreparedRun launch(Workspace ws, RunProgramSpec spec) {
-        SandboxRun run = plan.apply(ws, spec);
+        // A sandbox with the network restricted refuses Unix sockets (seccomp) and has a network namespace of its
+        // own: there the kernel listens on that private loopback, which nothing outside the sandbox can reach.
+        SandboxRun run = plan.apply(ws, ownNetwork ? spec.toBuilder().env(TRANSPORT, "tcp").build() : spec);
         if (run.group() == null || run.group().procsFiles().isEmpty()) {
             run.release();
             throw new BackendUnavailableException("a python kernel on the sandbox needs control groups on this host "
