@@ -1,6 +1,7 @@
 # The relay of a kernel inside a boundary (dev.codeexec.jupyter.KernelRelay): started by the engine as an ordinary
 # program of the workspace (python3 -I -c <this>), it starts ipykernel as a child in its own session with transport
-# "ipc" (Unix sockets in a private 0700 directory: nothing listens on a TCP port) and relays each connection of the
+# "ipc" (Unix sockets in a private 0700 directory: nothing listens on a TCP port; or, where the engine sets
+# CODEEXEC_KERNEL_TRANSPORT=tcp, the loopback of a network namespace of the boundary's own) and relays each connection of the
 # engine's client as frames over this program's stdin (engine to relay) and stdout (relay to engine).
 #
 # Frames: [type: 1 byte][connection id: 4 bytes][length: 4 bytes] (big-endian), then the payload.
@@ -28,6 +29,9 @@ MAX_PAYLOAD = 32768
 HEADER = struct.Struct(">BII")
 CHANNELS = {"shell": 1, "iopub": 2, "stdin": 3, "control": 4, "hb": 5}
 NO_IPYKERNEL = 97
+# "tcp" where the boundary refuses Unix sockets but has a network namespace of its own (the sandbox with its network
+# restricted: loopback only, reachable from nowhere else): the kernel listens on that private loopback instead.
+TCP = os.environ.get("CODEEXEC_KERNEL_TRANSPORT") == "tcp"
 LAUNCHER = (
     "import sys, importlib.util\n"
     "if sys.path and sys.path[0] == '':\n"
@@ -107,8 +111,16 @@ class Relay:
         conn = os.path.join(self.dir, "kernel.json")
         info = {"transport": "ipc", "ip": os.path.join(self.dir, "k"), "signature_scheme": "hmac-sha256",
                 "key": key, "kernel_name": "python3"}
+        if TCP:
+            held = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in CHANNELS]
+            for s in held:
+                s.bind(("127.0.0.1", 0))
+            self.ports = dict(zip(CHANNELS, (s.getsockname()[1] for s in held)))
+            for s in held:
+                s.close()
+            info.update(transport="tcp", ip="127.0.0.1")
         for name, port in CHANNELS.items():
-            info[name + "_port"] = port
+            info[name + "_port"] = self.ports[name] if TCP else port
         fd = os.open(conn, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(info, f)
@@ -120,12 +132,24 @@ class Relay:
     def socket_path(self, name):
         return os.path.join(self.dir, "k-%d" % CHANNELS[name])
 
+    def address(self, name):
+        return ("127.0.0.1", self.ports[name]) if TCP else self.socket_path(name)
+
+    def new_socket(self):
+        return socket.socket(socket.AF_INET if TCP else socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def listening(self, name):
+        if not TCP:
+            return os.path.exists(self.socket_path(name))
+        with self.new_socket() as s:
+            return s.connect_ex(self.address(name)) == 0
+
     def wait_for_sockets(self):
         """True once every socket exists; False when the kernel ended first."""
         while True:
             if self.kernel.poll() is not None:
                 return False
-            if all(os.path.exists(self.socket_path(n)) for n in CHANNELS):
+            if all(self.listening(n) for n in CHANNELS):
                 return True
             time.sleep(0.005)
 
@@ -156,10 +180,10 @@ class Relay:
         if cid in self.conns or name not in CHANNELS:
             self.send(CLOSE, cid)
             return
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s = self.new_socket()
         for attempt in range(200):  # the socket file exists a moment before the kernel listens on it
             try:
-                s.connect(self.socket_path(name))
+                s.connect(self.address(name))
                 break
             except (ConnectionRefusedError, FileNotFoundError):
                 if self.kernel.poll() is not None:

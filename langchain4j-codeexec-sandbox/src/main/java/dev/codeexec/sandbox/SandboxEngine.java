@@ -17,20 +17,16 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
 import dev.codeexec.engine.WorkspacePolicy;
-import dev.codeexec.spi.host.HostProcessChannel;
-import dev.codeexec.spi.host.LauncherThreads;
 import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
+import dev.codeexec.jupyter.KernelOptions;
 import dev.codeexec.policy.CommandPolicy;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
-import dev.codeexec.spi.AbstractEngine;
+import dev.codeexec.spi.InterpreterEngine;
 import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.ProgramLaunch;
-import dev.codeexec.workspace.HostWorkspaceFS;
-import dev.codeexec.workspace.HostWorkspaceManager;
-import dev.codeexec.workspace.WorkspaceStorage;
 import dev.codeexec.workspace.PathResolver;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -68,98 +64,42 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Thread-safe. {@link #close()} kills running sessions and removes every workspace and the sandbox root it
- * created.
+ * <p><b>Python blocks</b> run as fresh programs, or, built with {@link Builder#pythonKernel}, as cells of one python
+ * kernel per workspace inside the workspace's sandbox (state persists between blocks).
+ *
+ * <p>Thread-safe. {@link #close()} kills running sessions, stops the kernels and removes every workspace and the
+ * sandbox root it created.
  */
-public final class SandboxEngine extends AbstractEngine implements EgressCapable {
+public final class SandboxEngine extends InterpreterEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SandboxEngine.class);
 
-    private final SandboxPlatform platform;
-    private final PermissionProfile profile;
-    private final SandboxRoot root;
-    private final HostWorkspaceManager manager;
-    /** The workspaces' volumes (their disk quota), or null when workspaces are plain directories. */
-    private final LoopVolumes volumes;
-    private final SandboxWorkspaceFS fs;
-    private final WorkspaceManager workspaces;
-    /** What this host gives the engine: preflight, who programs run as, control groups, run limits. */
-    private final SandboxHost host;
+    /** The engine's parts on this host: see {@link SandboxParts}. */
+    private final SandboxParts parts;
+    /** The workspaces' python kernels ({@link Builder#pythonKernel}), or null: python blocks run as programs. */
+    private final SandboxKernels kernels;
     private final Capabilities capabilities;
-    /** Every run's limits: the host's enforceable defaults, overridden field by field by the builder's. */
-    private final ResourceLimits defaultLimits;
-    private final SandboxRunPlanner planner;
-    /** The egress proxy of an engine with an egress policy, or null. */
-    private final SandboxEgress egress;
-    private final WorkspaceGates gates = new WorkspaceGates();
-    /**
-     * Threads that start sandboxes. bubblewrap's {@code --die-with-parent} (PR_SET_PDEATHSIG) fires when the
-     * <em>thread</em> that started it ends, so a sandbox must never be started from a caller's thread that may end
-     * first (a request thread that started a session, a virtual thread's carrier). Each of these threads lives as
-     * long as the sandboxes it started; idle ones without a live sandbox end after a keep-alive.
-     */
-    private final LauncherThreads launchers;
+    private final WorkspaceManager workspaces;
 
     private SandboxEngine(Builder b) {
         super("SandboxEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
-        this.launchers = new LauncherThreads("codeexec-sandbox-launcher-",
-                b.launcherKeepAlive == null ? LauncherThreads.DEFAULT_KEEP_ALIVE : b.launcherKeepAlive);
-        this.platform = b.platform != null ? b.platform : SandboxPlatform.current();
-        PermissionProfile p = b.profile == null ? PermissionProfile.workspaceWrite() : b.profile;
-        p = b.network == null ? p : p.withNetwork(b.network);
-        String profileName = EngineProfile.name(p);
-        this.profile = EngineProfile.withEngineRules(p, b.deniedBy, artifactStore());
-        long scratchBytes = b.scratchBytes == null ? BwrapCommand.DEFAULT_SCRATCH_BYTES : b.scratchBytes;
-        if (scratchBytes <= 0) {
-            throw new InvalidSpecException("scratchBytes (" + scratchBytes + ") must be positive");
-        }
-
-        boolean needsBwrap = platform == SandboxPlatform.LINUX_BWRAP
-                && profile.enforcement() != PermissionProfile.Enforcement.EXTERNAL;
-        String bwrap = needsBwrap ? Preflight.locateBwrap(b.bwrapPath) : null;
-
-        this.root = SandboxRoot.create(b.rootDir);
-        LoopVolumes vols = null;
-        SandboxEgress out = null;
+        this.parts = new SandboxParts(b, new SandboxParts.EngineSettings(egressPolicy(), egressProxySettings(),
+                artifactStore(), inputRoots(), environment(), this::requireOpen));
         try {
-            out = SandboxEgress.forEngine(egressPolicy(), egressProxySettings(), platform, profile);
-            this.egress = out;
-            vols = LoopVolumes.forEngine(b.diskQuota, needsBwrap, root.state, b.allowListBy != null);
-            this.volumes = vols;
-            this.manager = new HostWorkspaceManager(root.workspaces(),
-                    volumes == null ? WorkspaceStorage.DIRECTORIES : volumes);
-            this.host = SandboxHost.check(platform, profile, bwrap, b.preflightMode, root, manager.baseDir(),
-                    b.sandboxUid, b.sandboxGid);
-            ExecAllowList allowList = b.allowListBy == null ? null
-                    : ExecAllowList.forEngine(b.allowListBy, profile, platform, volumes != null);
-            this.capabilities = host.capabilities(platform, profile, volumes != null, egress != null,
-                    allowList != null);
-            capabilities.requireLimits(b.limits == null ? ResourceLimits.NONE : b.limits, limitsOwner());
-            this.defaultLimits = RunLimits.withDefaults(RunLimits.defaults(capabilities.enforcedLimits()), b.limits);
-            SandboxRunPlanner.validateLimits(defaultLimits);
-            this.planner = new SandboxRunPlanner(profile, environment(), root.root, root.runs, host.cgroups(),
-                    new SandboxCommandLine(platform, host.preflight(), root.state, scratchBytes, host.runLimits(),
-                            egress != null),
-                    HostProcessChannel.wrapped().startingOn(launchers),
-                    HostProcessChannel.direct().startingOn(launchers), volumes, allowList, egress);
-            AccessDecision access = planner.access();
-            this.fs = new SandboxWorkspaceFS(gates, HostWorkspaceFS.builder().hostPaths(manager::hostPath)
-                    .inputRoots(inputRoots()).artifacts(artifactStore()).access(ws -> access).build(), host.user(),
-                    profile);
-            this.workspaces = new SandboxWorkspaces(this::requireOpen, manager, host.user(), gates, planner, fs,
-                    egress);
+            this.kernels = b.pythonKernel == null ? null : new SandboxKernels(b.pythonKernel,
+                    (ws, spec) -> plan(ws, spec, AdditionalPermissions.NONE), parts.gates, parts.fs, parts.allowList,
+                    parts.host.cgroups() != null, parts.platform == SandboxPlatform.LINUX_BWRAP
+                            && parts.profile.enforcement() == PermissionProfile.Enforcement.MANAGED
+                            && parts.profile.network() == NetworkMode.RESTRICTED);
         } catch (RuntimeException e) {
-            launchers.shutdown();
-            if (vols != null) {
-                vols.close();
-            }
-            if (out != null) {
-                out.close();
-            }
-            root.removeQuietly();
+            attempt(e, parts::close);
             throw e;
         }
-        host.logStart(LOG, platform, profile, profileName, capabilities, defaultLimits);
+        this.capabilities = kernels == null ? parts.capabilities
+                : parts.capabilities.toBuilder().statefulCells(true).build();
+        this.workspaces = kernels == null ? parts.workspaces : kernels.stoppingKernels(parts.workspaces);
+        parts.host.logStart(LOG, parts.platform, parts.profile, parts.profileName, parts.capabilities,
+                parts.defaultLimits);
     }
 
     /** A sandbox engine with every default (see {@link Builder}). */
@@ -188,17 +128,17 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      */
     @Override
     public Optional<WorkspaceEgress> egress() {
-        return Optional.ofNullable(egress).map(SandboxEgress::egress);
+        return Optional.ofNullable(parts.egress).map(SandboxEgress::egress);
     }
 
     @Override
     public WorkspaceFS fs() {
-        return fs;
+        return parts.fs;
     }
 
     /** Tests and diagnostics: the launcher threads alive now. */
     int launcherThreadCount() {
-        return launchers.threadCount();
+        return parts.launchers.threadCount();
     }
 
     @Override
@@ -206,9 +146,48 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         return capabilities;
     }
 
+    /**
+     * The cells of the workspace's python kernel ({@link Builder#pythonKernel}): it starts inside the workspace's
+     * sandbox with the first python block, bounded by the options' start timeout; rich outputs are saved under
+     * {@code out/}.
+     */
+    @Override
+    protected CellRunner cells(Workspace ws) {
+        parts.fs.resolver(ws); // the workspace must still be there
+        return kernels.cells(ws);
+    }
+
+    @Override
+    protected String interpreterName() {
+        return "the workspace's python kernel inside the sandbox";
+    }
+
+    /** True when built with {@link Builder#pythonKernel}; otherwise every block runs as a program, as always. */
+    @Override
+    protected boolean hasInterpreter() {
+        return kernels != null;
+    }
+
+    /**
+     * Stops the workspace's python kernel and starts a fresh one inside its sandbox, waiting until it answers.
+     * Variables and imports are gone afterwards; files stay.
+     *
+     * @throws UnsupportedCapabilityException when the engine was built without {@link Builder#pythonKernel}
+     * @throws BackendUnavailableException    when the new kernel cannot be started
+     */
+    public void restartKernel(Workspace ws) {
+        requireOpen();
+        if (kernels == null) {
+            throw new UnsupportedCapabilityException("this SandboxEngine runs python blocks as programs: it has no "
+                    + "kernel to restart (build it with pythonKernel(...) for one)");
+        }
+        parts.fs.resolver(ws);
+        kernels.restart(ws);
+    }
+
     /** The profile every run starts from. */
     public PermissionProfile profile() {
-        return profile;
+        return parts.profile;
     }
 
     /**
@@ -220,7 +199,8 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * @throws BackendUnavailableException    when the sandbox could not be set up
      */
     public RunResult runProgram(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> SandboxRun.runReplanningOnHostChange(() -> plan(ws, spec, extra), this::run));
+        return parts.gates.exclusive(ws, () -> SandboxRun.runReplanningOnHostChange(() -> plan(ws, spec, extra),
+                this::run));
     }
 
     /** One program at a time per workspace: see {@link WorkspaceGates}. */
@@ -231,7 +211,7 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     @Override
     protected ProgramSession startProgram(Workspace ws, RunProgramSpec spec) {
-        return gates.startSession(ws, () -> start(plan(ws, spec, AdditionalPermissions.NONE)));
+        return parts.gates.startSession(ws, () -> start(plan(ws, spec, AdditionalPermissions.NONE)));
     }
 
     @Override
@@ -241,18 +221,19 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
 
     private SandboxRun plan(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
         requireOpen();
-        return planner.plan(ws.id(), fs.resolver(ws), fs.readOnlyPaths(ws), spec,
-                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), host.user());
+        return parts.planner.plan(ws.id(), parts.fs.resolver(ws), parts.fs.readOnlyPaths(ws), spec,
+                extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec),
+                parts.host.user());
     }
 
     @Override
     protected ResourceLimits defaultLimits() {
-        return defaultLimits;
+        return parts.defaultLimits;
     }
 
     @Override
     protected String limitsOwner() {
-        return "SandboxEngine on this host (" + host.limitsSupport() + ")";
+        return parts.limitsOwner();
     }
 
     /**
@@ -264,12 +245,12 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * until {@link #close()}; it carries no control group (memory and process limits are not applied to it).
      */
     public ProgramLaunch plannedLaunch(Workspace ws, RunProgramSpec spec, AdditionalPermissions extra) {
-        return gates.exclusive(ws, () -> plan(ws, spec, extra).plannedLaunch(host.cgroups()));
+        return parts.gates.exclusive(ws, () -> plan(ws, spec, extra).plannedLaunch(parts.host.cgroups()));
     }
 
     /** Directories the scans for protected metadata remember of a workspace's tree (for tests). */
     long rememberedDirectories(Workspace ws) {
-        return planner.rememberedDirectories(manager.hostPath(ws));
+        return parts.planner.rememberedDirectories(parts.manager.hostPath(ws));
     }
 
     /**
@@ -282,30 +263,20 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      *                                  the profile
      */
     public RunResult runInDirectory(Path directory, RunProgramSpec spec, AdditionalPermissions extra) {
-        Path dir = root.requireOperatorDirectory(directory);
+        Path dir = parts.root.requireOperatorDirectory(directory);
         requireOpen();
-        SandboxUser owner = host.user().forDirectory(dir);
+        SandboxUser owner = parts.host.user().forDirectory(dir);
         PathResolver resolver = SandboxRoot.layOut(dir, owner);
-        return SandboxRun.runReplanningOnHostChange(() -> planner.plan(dir.toString(), resolver, Set.of(), spec,
+        return SandboxRun.runReplanningOnHostChange(() -> parts.planner.plan(dir.toString(), resolver, Set.of(), spec,
                 extra == null ? AdditionalPermissions.NONE : extra, limitsFor(spec), outputCap(spec), owner),
                 this::run);
     }
 
-    /** Removes every workspace, the engine's state and (when it created it) the root. */
+    /** Stops the kernels, then removes every workspace, the engine's state and (when it created it) the root. */
     @Override
     protected void closeBackend() {
-        RuntimeException failure = attempt(null, manager::close);
-        if (volumes != null) {
-            volumes.close();
-        }
-        if (egress != null) {
-            failure = attempt(failure, egress::close);
-        }
-        launchers.shutdown();
-        if (host.cgroups() != null) {
-            failure = attempt(failure, host.cgroups()::close);
-        }
-        failure = attempt(failure, root::remove);
+        RuntimeException failure = kernels == null ? null : attempt(null, kernels::close);
+        failure = attempt(failure, parts::close);
         if (failure != null) {
             throw failure;
         }
@@ -316,20 +287,21 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
      * on Linux with the engine running as root.
      */
     public static final class Builder extends EngineBuilder<Builder> implements DiskQuotaBuilder<Builder> {
-        private Path rootDir;
-        private PermissionProfile profile;
-        private NetworkMode network;
-        private ResourceLimits limits;
-        private PreflightMode preflightMode;
-        private Path bwrapPath;
-        private Long scratchBytes;
-        private Long diskQuota;
-        private SandboxPlatform platform;
-        private Integer sandboxUid;
-        private Integer sandboxGid;
-        private CommandPolicy deniedBy;
-        private CommandPolicy allowListBy;
-        private java.time.Duration launcherKeepAlive;
+        Path rootDir;
+        PermissionProfile profile;
+        NetworkMode network;
+        ResourceLimits limits;
+        PreflightMode preflightMode;
+        Path bwrapPath;
+        Long scratchBytes;
+        Long diskQuota;
+        SandboxPlatform platform;
+        Integer sandboxUid;
+        Integer sandboxGid;
+        CommandPolicy deniedBy;
+        CommandPolicy allowListBy;
+        KernelOptions pythonKernel;
+        java.time.Duration launcherKeepAlive;
 
         private Builder() {
         }
@@ -469,6 +441,25 @@ public final class SandboxEngine extends AbstractEngine implements EgressCapable
         @Override
         protected EgressControl egressControl() {
             return EgressControl.PROXY;
+        }
+
+        /**
+         * Runs python blocks ({@code executeCode}, the {@code execute_code} tool) as cells of one python kernel per
+         * workspace, inside the workspace's sandbox, so that variables, imports and loaded data persist from one block
+         * to the next ({@code describe().statefulCells()} is then true). The kernel is a program of the workspace
+         * like any run: the same mounts, user, resource limits (for the kernel and everything its cells start,
+         * together), network and environment policy. It starts with the workspace's first
+         * python block (its start is paid once), and stops when idle for {@link KernelOptions#idleTimeout()}, when the
+         * workspace is removed or the engine closed. While the engine works on the workspace's files or runs another
+         * program there, the kernel's processes are paused (see docs/sandbox.md, Python kernel). Needs control groups.
+         * Default: none, a fresh process per block.
+         *
+         * @throws UnsupportedCapabilityException at {@link #build()} on a host without control groups, and with
+         *                                        {@link #enforceAllowList} (under which no Python can run a kernel)
+         */
+        public Builder pythonKernel(KernelOptions options) {
+            this.pythonKernel = options;
+            return this;
         }
 
         /**

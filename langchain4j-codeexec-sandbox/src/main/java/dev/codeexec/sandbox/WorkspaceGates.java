@@ -21,22 +21,67 @@ import java.util.function.Supplier;
  * runs and file operations of a workspace, and refuses both while one of its background sessions is alive: the
  * workspace is busy ({@link WorkspaceBusyException}), which is no policy decision, and the same call succeeds once the
  * session is gone.
+ *
+ * <p>A workspace's python kernel ({@link SandboxKernels}) is a program of the workspace that lives between its cells,
+ * and code a cell left behind (a thread, a child process) runs on between them. It is the gate's <em>occupant</em>:
+ * every section of the workspace (a file operation, a run and its planning) runs with the occupant paused
+ * ({@link Occupant#pause()}: none of its processes runs), and only the occupant's own turns ({@link #occupantTurn},
+ * its cells) run with it awake; a section nested in a turn (a rich output the cell left, saved under {@code out/})
+ * pauses it again.
+ *
+ * <p>Threads: sections of a workspace run one at a time, each in the caller's thread, under the workspace's lock; the
+ * occupant is paused and resumed only by the thread holding the lock. {@link #occupy} and {@link #vacate} may come
+ * from any thread (a kernel's start comes within a turn, its end from whoever notices it).
  */
 final class WorkspaceGates {
 
     private final Map<String, Gate> gates = new ConcurrentHashMap<>();
 
+    /** A long-lived program of the workspace that must not run while the host works on the workspace. */
+    interface Occupant {
+
+        /**
+         * Returns once none of the occupant's processes runs (or none is left).
+         *
+         * @throws dev.codeexec.engine.BackendUnavailableException when it can be neither paused nor ended: the section
+         *                                                         must not run
+         */
+        void pause();
+
+        /** Lets the occupant's processes run again. */
+        void resume();
+    }
+
     private static final class Gate {
         final ReentrantLock lock = new ReentrantLock();
         final Set<ProgramSession> sessions = ConcurrentHashMap.newKeySet();
+        volatile Occupant occupant;
+        /** The occupant paused for these many nested sections. Guarded by {@code lock}. */
+        int pauses;
+        /** The occupant that {@code pauses} counts for. Guarded by {@code lock}. */
+        Occupant paused;
     }
 
     /**
-     * Runs {@code action} alone in the workspace.
+     * Runs {@code action} alone in the workspace, with its occupant (if any) paused.
      *
      * @throws WorkspaceBusyException while a background session of the workspace is alive; it names the sessions
      */
     <T> T exclusive(Workspace ws, Supplier<T> action) {
+        return section(ws, action, false);
+    }
+
+    /**
+     * Runs a turn of the workspace's occupant (a cell) alone in the workspace, with the occupant awake; sections nested
+     * in it pause it again.
+     *
+     * @throws WorkspaceBusyException while a background session of the workspace is alive
+     */
+    <T> T occupantTurn(Workspace ws, Supplier<T> action) {
+        return section(ws, action, true);
+    }
+
+    private <T> T section(Workspace ws, Supplier<T> action, boolean turn) {
         Gate g = gates.computeIfAbsent(ws.id(), k -> new Gate());
         g.lock.lock();
         try {
@@ -49,9 +94,73 @@ final class WorkspaceGates {
                         + "(a running program could otherwise redirect those operations). Use the session, or kill "
                         + "it first.", ids);
             }
-            return action.get();
+            if (!turn) {
+                pause(g);
+                try {
+                    return action.get();
+                } finally {
+                    resume(g);
+                }
+            }
+            // The occupant's turn: awake for it, paused again afterwards when an outer section had paused it.
+            int outer = g.pauses;
+            Occupant was = g.paused;
+            g.pauses = 0;
+            g.paused = null;
+            if (was != null) {
+                was.resume();
+            }
+            try {
+                return action.get();
+            } finally {
+                Occupant now = g.occupant;
+                if (was != null && now != null) {
+                    now.pause();
+                    g.paused = now;
+                    g.pauses = outer;
+                }
+            }
         } finally {
             g.lock.unlock();
+        }
+    }
+
+    /** {@code occupant} lives in the workspace from now on, until {@link #vacate}. */
+    void occupy(Workspace ws, Occupant occupant) {
+        gates.computeIfAbsent(ws.id(), k -> new Gate()).occupant = occupant;
+    }
+
+    /** {@code occupant} is gone (its processes ended): nothing to pause any more. */
+    void vacate(Workspace ws, Occupant occupant) {
+        Gate g = gates.get(ws.id());
+        if (g != null && g.occupant == occupant) {
+            g.occupant = null;
+        }
+    }
+
+    /** The first of nested sections pauses the occupant, if there is one. */
+    private static void pause(Gate g) {
+        if (g.pauses > 0) {
+            g.pauses++;
+            return;
+        }
+        Occupant o = g.occupant;
+        if (o != null) {
+            o.pause();
+            g.paused = o;
+            g.pauses = 1;
+        }
+    }
+
+    /** The last of nested sections resumes the occupant it paused. */
+    private static void resume(Gate g) {
+        if (g.pauses == 0) {
+            return;
+        }
+        if (--g.pauses == 0) {
+            Occupant o = g.paused;
+            g.paused = null;
+            o.resume();
         }
     }
 

@@ -1,5 +1,8 @@
 package dev.codeexec.sandbox;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.simpleName;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -30,9 +33,18 @@ class SandboxArchitectureTest {
     static final ArchRule sandbox_builds_on_the_api_and_the_spi = noClasses()
             .that().resideInAPackage("dev.codeexec.sandbox..")
             .should().dependOnClassesThat().resideInAnyPackage("dev.codeexec.internal..", "dev.codeexec.local..",
-                    "dev.codeexec.container..", "dev.codeexec.jupyter..", "dev.codeexec.e2b..")
+                    "dev.codeexec.container..", "dev.codeexec.e2b..")
             .because("the sandbox starts its runs through the host-family SPI (dev.codeexec.spi.host); internal code "
                     + "serves the core alone, and backends never use each other");
+
+    @ArchTest
+    static final ArchRule sandbox_uses_only_the_kernel_api_of_the_jupyter_module = noClasses()
+            .that().resideInAPackage("dev.codeexec.sandbox..")
+            .should().dependOnClassesThat(resideInAPackage("dev.codeexec.jupyter..")
+                    .and(not(simpleName("BoundaryKernels").or(simpleName("KernelOptions"))
+                            .or(simpleName("KernelLauncher")))))
+            .because("python kernels inside the sandbox are the jupyter module's BoundaryKernels, started through "
+                    + "the engine's own run planning; the Jupyter engine itself is another backend");
 
     @ArchTest
     static final ArchRule the_engine_does_not_depend_on_its_cli = noClasses()

@@ -60,7 +60,8 @@ public abstract class InterpreterEngine extends AbstractEngine {
 
     /**
      * False when this engine was built without an interpreter: every block then runs as a script, exactly as on an
-     * engine without one ({@link dev.codeexec.engine.Engine#executeCode}'s default). True by default.
+     * engine without one ({@link AbstractEngine#executeCode(Workspace, CodeExecutionInput)}, with its warm python
+     * path). True by default.
      */
     protected boolean hasInterpreter() {
         return true;
@@ -78,7 +79,7 @@ public abstract class InterpreterEngine extends AbstractEngine {
     public final CodeExecutionResult executeCode(Workspace ws, CodeExecutionInput input) {
         requireOpen();
         if (!hasInterpreter()) {
-            return BlockPrograms.execute(this, ws, input);
+            return super.executeCode(ws, input); // as on any engine, the warm python path included
         }
         BlockPrograms.requireLanguages(input, "python (python, py, python3) in " + interpreterName()
                 + " and bash (bash, sh, shell) as scripts");
