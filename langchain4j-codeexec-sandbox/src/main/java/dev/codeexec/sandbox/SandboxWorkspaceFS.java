@@ -2,6 +2,7 @@ package dev.codeexec.sandbox;
 
 import dev.codeexec.FileRef;
 import dev.codeexec.engine.FileChangeTracker;
+import dev.codeexec.engine.FileContentVisitor;
 import dev.codeexec.engine.FileChanges;
 import dev.codeexec.engine.FileInfo;
 import dev.codeexec.engine.FileListing;
@@ -13,18 +14,22 @@ import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.StageOptions;
 import dev.codeexec.engine.StagedInput;
 import dev.codeexec.engine.Workspace;
+import dev.codeexec.engine.WorkspaceEntry;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.workspace.EngineFileImport;
 import dev.codeexec.workspace.HostWorkspaceFS;
 import dev.codeexec.workspace.PathResolver;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * The core host-directory file system, plus:
@@ -97,6 +102,41 @@ final class SandboxWorkspaceFS implements WorkspaceFS, EngineFileImport {
                 record(ws, rel, root, false);
             }
         });
+    }
+
+    /** Streams a file in (a snapshot's restore): given to the sandbox user like the application's files. */
+    @Override
+    public void writeFile(Workspace ws, String path, InputStream content, long size, int mode, Instant modified) {
+        gates.exclusiveRun(ws, () -> {
+            delegate.writeFile(ws, path, content, size, mode, modified);
+            String rel = PathResolver.normalize(path);
+            Path root = delegate.resolver(ws).root();
+            claim(root, rel, false);
+            record(ws, rel, root, false);
+        });
+    }
+
+    @Override
+    public void createDirectories(Workspace ws, String path) {
+        gates.exclusiveRun(ws, () -> {
+            delegate.createDirectories(ws, path);
+            String rel = PathResolver.normalize(path);
+            Path root = delegate.resolver(ws).root();
+            claim(root, rel, false);
+            record(ws, rel, root, false);
+        });
+    }
+
+    /** The host's walk, which tells links and special files from files (a snapshot skips them), gated. */
+    @Override
+    public boolean entries(Workspace ws, String dir, Predicate<WorkspaceEntry> visitor) {
+        return gates.exclusive(ws, () -> delegate.entries(ws, dir, visitor));
+    }
+
+    /** The host's streaming reads (a snapshot's capture), gated. */
+    @Override
+    public void readFiles(Workspace ws, List<String> paths, FileContentVisitor visitor) {
+        gates.exclusiveRun(ws, () -> delegate.readFiles(ws, paths, visitor));
     }
 
     /** The engine's own file (a run's whole output), given to the sandbox user like the application's files. */
