@@ -110,7 +110,7 @@ class BackendPropertiesIT {
         return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
     }
 
-    private static boolean imagePresent() throws Exception {
+    static boolean imagePresent() throws Exception {
         String docker = Requirements.findCommand("docker");
         if (docker == null) {
             return false;
