@@ -103,6 +103,20 @@ public final class BoundaryKernels implements AutoCloseable {
         slot(ws).restart();
     }
 
+    /**
+     * Holds (or releases) the heartbeat watch of {@code ws}'s kernel while its engine pauses the kernel's processes
+     * (a sandbox freezes them while it works on the workspace): a frozen kernel cannot echo and must not be declared
+     * dead for it, however long the pause. Released, the watch starts again from that moment. No effect without a
+     * kernel.
+     */
+    public void holdHeartbeat(Workspace ws, boolean held) {
+        KernelSlot s = slots.get(ws.id());
+        Kernel k = s == null ? null : s.current();
+        if (k != null) {
+            k.holdHeartbeat(held);
+        }
+    }
+
     /** Stops {@code ws}'s kernel, if any (before the workspace is removed). Idempotent. */
     public void stopKernel(Workspace ws) {
         KernelSlot s = slots.remove(ws.id());

@@ -407,4 +407,9 @@ final class Kernel {
             throw failure;
         }
     }
+
+    /** Holds or releases the heartbeat watch while the engine has paused the kernel's processes. */
+    void holdHeartbeat(boolean held) {
+        client.holdHeartbeat(held);
+    }
 }

@@ -96,6 +96,8 @@ final class KernelClient implements AutoCloseable {
     private final Selector selector;
     private final Thread reader;
     private volatile boolean heartbeatOn;
+    /** Whether the engine has paused the kernel's processes, which then cannot echo (see {@link #holdHeartbeat}). */
+    private volatile boolean heartbeatHeld;
     private volatile boolean stopping;
     private volatile RuntimeException readerFailure;
     /** Sockets that stopped at a full burst in this round. Reader only. */
@@ -167,6 +169,15 @@ final class KernelClient implements AutoCloseable {
     /** From now on, a heartbeat not echoed within the timeout declares the kernel dead. */
     void enableHeartbeat() {
         heartbeatOn = true;
+        wake();
+    }
+
+    /**
+     * Holds or releases the heartbeat watch: while the kernel's engine has paused its processes (a sandbox freezes
+     * them while it works on the workspace), missing echoes mean nothing. Released, the clock starts again.
+     */
+    void holdHeartbeat(boolean held) {
+        heartbeatHeld = held;
         wake();
     }
 
@@ -364,9 +375,9 @@ final class KernelClient implements AutoCloseable {
 
     /** Pings when one is due; once the heartbeat is on, an echo missing for the timeout declares the kernel dead. */
     private void heartbeat(ZMQ.Socket hb, long now) {
-        boolean on = heartbeatOn;
+        boolean on = heartbeatOn && !heartbeatHeld;
         if (on && !heartbeatWasOn) {
-            lastEcho = now; // the clock starts when the kernel was found ready
+            lastEcho = now; // the clock starts when the kernel was found ready, and again when it is no longer held
         }
         heartbeatWasOn = on;
         if (now - nextPing >= 0) {

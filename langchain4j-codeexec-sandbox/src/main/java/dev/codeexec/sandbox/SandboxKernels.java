@@ -178,13 +178,41 @@ final class SandboxKernels implements AutoCloseable {
             throw e;
         }
         // Without a freezer (cgroup v1 without its hierarchy), signals do the same, slower.
-        WorkspaceGates.Occupant pause = freezer != null ? freezer
-                : GroupPause.ofJoinFile(run.group().procsFiles().get(0));
+        WorkspaceGates.Occupant pause = heartbeatHeld(ws, freezer != null ? freezer
+                : GroupPause.ofJoinFile(run.group().procsFiles().get(0)));
         gates.occupy(ws, pause);
         return new KernelRun(run, () -> {
             gates.vacate(ws, pause);
             pause.resume(); // a v2 run group is reused by later runs: never leave it frozen
         }, freezer);
+    }
+
+    /**
+     * {@code freeze} with the kernel's heartbeat watch held while it is paused: a frozen kernel cannot echo, and a run
+     * or file operation that outlasts the heartbeat timeout must not have it declared dead.
+     */
+    private WorkspaceGates.Occupant heartbeatHeld(Workspace ws, WorkspaceGates.Occupant freeze) {
+        return new WorkspaceGates.Occupant() {
+            @Override
+            public void pause() {
+                kernels.holdHeartbeat(ws, true);
+                try {
+                    freeze.pause();
+                } catch (RuntimeException | Error e) {
+                    kernels.holdHeartbeat(ws, false);
+                    throw e;
+                }
+            }
+
+            @Override
+            public void resume() {
+                try {
+                    freeze.resume();
+                } finally {
+                    kernels.holdHeartbeat(ws, false);
+                }
+            }
+        };
     }
 
     /** The kernel's run: the planned sandbox run, whose release also ends the kernel's occupancy of the workspace. */
