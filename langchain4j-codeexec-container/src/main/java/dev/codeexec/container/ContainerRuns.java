@@ -53,9 +53,12 @@ final class ContainerRuns {
      * @param env       the run's whole environment
      * @param outputCap bytes kept per output stream
      * @param listing   the folders the run lists when it ends, or null
+     * @param ownLimits true for a run, whose limits the container takes while it runs; false for a long-lived program
+     *                  of the workspace (its Python kernel), which lives under the container's limits as they are, so
+     *                  that it never holds another run's limits in place after that run ended
      */
     PreparedRun plan(WorkspaceContainer c, String workspaceId, RunProgramSpec spec, ResourceLimits limits, String cwd,
-                     String runDir, Map<String, String> env, int outputCap, RunListing listing) {
+                     String runDir, Map<String, String> env, int outputCap, RunListing listing, boolean ownLimits) {
         long gid = nextGid.incrementAndGet();
         String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
         List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
@@ -71,7 +74,9 @@ final class ContainerRuns {
         env.forEach((k, v) -> argv.add(k + "=" + v));
         argv.add(spec.cmd());
         argv.addAll(spec.args());
-        applyContainerLimits(c, limits);
+        if (ownLimits) {
+            applyContainerLimits(c, limits);
+        }
         ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control,
                 listing);
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap,
@@ -96,7 +101,7 @@ final class ContainerRuns {
                 if (egressRun != null) {
                     Execs.closeQuietly(egressRun);
                 }
-                if (c.activeRuns.decrementAndGet() == 0) {
+                if (ownLimits && c.activeRuns.decrementAndGet() == 0) {
                     restoreContainerLimits(c);
                 }
             }
