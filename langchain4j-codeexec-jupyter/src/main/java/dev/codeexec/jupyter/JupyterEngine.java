@@ -57,7 +57,8 @@ import org.zeromq.ZContext;
  * not return to idle is stopped and the result says the state was lost. A kernel that dies (its process ended, or it
  * stopped answering heartbeats) is reported in the result, and the next cell starts a fresh one. Output is capped as
  * on every backend. {@link #close()} shuts every kernel down (a {@code shutdown_request}, then a kill of its process
- * tree); where util-linux allows, kernels run in their own PID namespace with a parent-death signal, so none outlives
+ * tree); with an {@linkplain Builder#idleTimeout idle timeout}, a kernel idle that long is stopped, and the next
+ * cell's result says its state is gone. Where util-linux allows, kernels run in their own PID namespace with a parent-death signal, so none outlives
  * a JVM that crashed.
  *
  * <p>Programs ({@link #runner()}, sessions) and files ({@link #fs()}) work on the same workspace directory as on the
@@ -130,6 +131,8 @@ public final class JupyterEngine extends InterpreterEngine {
     private final AtomicInteger kernelCount = new AtomicInteger();
     private final KernelTimings timings;
     private final KernelCommand command;
+    /** The idle timeout's timer, or null without one. */
+    private final IdleStops idle;
     private final Object lazyLock = new Object();
     /** Created with the first kernel. Guarded by {@code lazyLock}. */
     private ZContext zmq;
@@ -138,6 +141,7 @@ public final class JupyterEngine extends InterpreterEngine {
         super("JupyterEngine", b, ShellEnvironmentPolicy.sandboxDefault(), null);
         this.timings = KernelTimings.of(b.startTimeout, b.interruptGrace, b.heartbeatInterval, b.heartbeatTimeout);
         this.command = new KernelCommand(b.python, b.kernelCommand);
+        this.idle = b.idleTimeout == null ? null : new IdleStops("codeexec-jupyter-idle", b.idleTimeout);
         Path base = b.rootDir;
         try {
             this.stateDir = Files.createTempDirectory("codeexec-jupyter-"); // mode 0700: it holds connection files
@@ -263,6 +267,9 @@ public final class JupyterEngine extends InterpreterEngine {
             failure = attempt(failure, () -> s.finishClose(r));
         }
         launchers.shutdown();
+        if (idle != null) {
+            idle.close();
+        }
         synchronized (lazyLock) {
             if (zmq != null) {
                 ZContext z = zmq;
@@ -283,7 +290,7 @@ public final class JupyterEngine extends InterpreterEngine {
 
     private KernelSlot slot(Workspace ws) {
         KernelSlot s = slots.computeIfAbsent(ws.id(), id -> new KernelSlot(id, () -> startKernel(ws), json,
-                timings.interruptGrace()));
+                timings.interruptGrace(), idle));
         if (isClosed()) {
             // Created after close() emptied the table: close it, so no kernel starts in it.
             slots.remove(ws.id(), s);
@@ -296,21 +303,13 @@ public final class JupyterEngine extends InterpreterEngine {
     private Kernel startKernel(Workspace ws) {
         requireOpen();
         Kernel.Settings settings;
+        HostKernelProcess.Host host;
         synchronized (lazyLock) {
-            if (zmq == null) {
-                requireOpen();
-                ZContext z = new ZContext(1);
-                z.setThreadFactor((runnable, name) -> {
-                    Thread t = new Thread(runnable, "codeexec-jupyter-zmq-" + name);
-                    t.setDaemon(true);
-                    return t;
-                });
-                zmq = z;
-            }
-            settings = new Kernel.Settings(zmq, json, stateDir, this::kernelArgv,
-                    HostProcessChannel.of(!HostLaunchers.get().pidNamespace().isEmpty()).startingOn(launchers),
-                    HostLaunchers.get().kernelPrefix(), timings.start(), timings.heartbeatInterval(),
+            settings = new Kernel.Settings(zmq(), json, timings.start(), timings.heartbeatInterval(),
                     timings.heartbeatTimeout());
+            host = new HostKernelProcess.Host(json, stateDir, this::kernelArgv,
+                    HostProcessChannel.of(!HostLaunchers.get().pidNamespace().isEmpty()).startingOn(launchers),
+                    HostLaunchers.get().kernelPrefix());
         }
         HostRunPlace place = HostRunPlace.of(fs.resolver(ws), RunProgramSpec.builder("python3").cwd("work").build());
         // The one source of the environment of code (RunEnvironment): every cell of this kernel sees what a run sees.
@@ -320,13 +319,24 @@ public final class JupyterEngine extends InterpreterEngine {
             // Without a parent-death signal, ipykernel's own check: it exits when re-parented to init.
             env.put("JPY_PARENT_PID", Long.toString(ProcessHandle.current().pid()));
         }
-        Kernel k = Kernel.start(settings, ws.id() + "-k" + kernelCount.incrementAndGet(), place.cwd().toString(), env);
+        String label = ws.id() + "-k" + kernelCount.incrementAndGet();
+        String cwd = place.cwd().toString();
+        Kernel k = Kernel.start(settings, label, () -> new HostKernelProcess(host, label, cwd, env));
         if (isClosed()) {
             // close() ran while this kernel started and may have missed it.
             k.stop(json, "the engine was closed while the kernel started");
             throw new CodeExecException("this JupyterEngine is closed");
         }
         return k;
+    }
+
+    /** The engine's jeromq context, created with the first kernel. Caller holds {@code lazyLock}. */
+    private ZContext zmq() {
+        if (zmq == null) {
+            requireOpen();
+            zmq = KernelContexts.create("codeexec-jupyter-zmq-");
+        }
+        return zmq;
     }
 
     /** The kernel's argv template: the configured command, or the located Python's ipykernel launcher. */
@@ -370,6 +380,7 @@ public final class JupyterEngine extends InterpreterEngine {
         private Duration interruptGrace;
         private Duration heartbeatInterval;
         private Duration heartbeatTimeout;
+        private Duration idleTimeout;
 
         private Builder() {
         }
@@ -441,6 +452,16 @@ public final class JupyterEngine extends InterpreterEngine {
          */
         public Builder heartbeatTimeout(Duration timeout) {
             this.heartbeatTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How long a workspace's kernel may stay idle (no cell) before it is stopped; the next cell then starts a
+         * fresh kernel, and its result begins with a line that says the earlier kernel's variables and imports are
+         * gone (files stay). Default: none, a kernel lives until its workspace is removed or the engine closed.
+         */
+        public Builder idleTimeout(Duration timeout) {
+            this.idleTimeout = timeout;
             return this;
         }
 

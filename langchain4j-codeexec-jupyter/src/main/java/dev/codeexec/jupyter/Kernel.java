@@ -33,20 +33,19 @@ import org.slf4j.LoggerFactory;
 import org.zeromq.ZContext;
 
 /**
- * One kernel: its process (started through the core's host process channel as a {@link ProgramRuns} session, whose
- * bounded log keeps the kernel's own stdout and stderr) and its {@link KernelClient}.
+ * One kernel: its process ({@link KernelProcess}: a host process of the Jupyter engine, or a relay inside another
+ * engine's boundary) and its {@link KernelClient}. Both transports share everything here.
  *
- * <p>Start: a connection file with fresh ports and key, the client's sockets connected, the process launched with the
- * workspace's {@code work/} directory as its working directory, then {@code kernel_info_request} repeated on shell
- * until a {@code kernel_info_reply} has arrived <em>and</em> an IOPub message for one of the requests (the
+ * <p>Start: the process is launched and the client's sockets connected, then {@code kernel_info_request} is repeated
+ * on shell until a {@code kernel_info_reply} has arrived <em>and</em> an IOPub message for one of the requests (the
  * subscription has reached the kernel: a SUB misses what is published before that). Then the heartbeat is watched and
- * the connection file deleted. Ports taken by someone else in the meantime make the kernel exit at once: the start is
- * retried with new ports.
+ * the process told that the kernel is ready. A process that asks for it ({@link PortsTaken}: a host kernel's ports
+ * were taken by someone else meanwhile) is started again.
  *
- * <p>Death is noticed twice over: the process's exit (from the JDK's process reaper) and missed heartbeats (from the
- * socket reader, which then kills the process tree). Either wakes every waiting request. Stop: a
- * {@code shutdown_request} on control, a bounded wait for the reply and the exit, then the tree is killed; resources
- * are released once ({@link #release()}).
+ * <p>Death is noticed twice over: the process's end (reported by the process) and missed heartbeats (from the socket
+ * reader, which then kills the process tree). Either wakes every waiting request. Stop: a {@code shutdown_request} on
+ * control, a bounded wait for the reply and the exit, then the tree is killed; resources are released once
+ * ({@link #release()}).
  *
  * <p>Thread-safe: state is atomics; methods that wait (start, {@link #finishShutdown}) are called by one caller at a
  * time by the owner ({@link KernelSlot}), the others from any thread.
@@ -59,7 +58,7 @@ final class Kernel {
     static final Duration LIFETIME = Duration.ofDays(3650);
     /** How long a {@code shutdown_request} may take to be answered, and the process to exit after it. */
     static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(3);
-    /** The start is tried this many times when the kernel could not bind its ports. */
+    /** The start is tried this many times when the process asks for it ({@link PortsTaken}). */
     private static final int START_ATTEMPTS = 3;
     /**
      * Until the kernel answers, a request every 500 ms (earlier ones wait in the DEALER until it binds). Once it did,
@@ -67,24 +66,17 @@ final class Kernel {
      */
     private static final long HANDSHAKE_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final long SUBSCRIPTION_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
     /**
      * What every kernel of an engine shares.
      *
      * @param zmq          the engine's jeromq context
      * @param json         the engine's JSON mapper
-     * @param stateDir     where connection files are written (mode 0700, not in a workspace)
-     * @param command      the kernel's argv with {@code {connection_file}}, resolved at the first start
-     * @param channel      the host channel kernels are launched on (forking from long-lived threads)
-     * @param prefix       launchers put in front of the kernel's argv
      * @param startTimeout how long a kernel may take to answer the handshake
      * @param hbInterval   heartbeat period
      * @param hbTimeout    no heartbeat echo for this long means dead
      */
-    record Settings(ZContext zmq, ObjectMapper json, Path stateDir, Supplier<List<String>> command,
-                    HostProcessChannel channel, List<String> prefix, Duration startTimeout, Duration hbInterval,
-                    Duration hbTimeout) {
+    record Settings(ZContext zmq, ObjectMapper json, Duration startTimeout, Duration hbInterval, Duration hbTimeout) {
     }
 
     /** What {@code kernel_info_reply} said. */
@@ -93,40 +85,34 @@ final class Kernel {
     }
 
     private final String label;
-    private final Path connectionFile;
+    private final KernelProcess process;
     private final KernelClient client;
-    private final AtomicReference<ChannelProcess> process = new AtomicReference<>();
     private final AtomicBoolean shutdownRequested = new AtomicBoolean();
     private final AtomicBoolean released = new AtomicBoolean();
-    private volatile ProgramSession session;
     private volatile Info info;
 
-    private Kernel(Settings s, String label, ConnectionInfo conn, Path connectionFile) {
+    private Kernel(Settings s, String label, KernelProcess process) {
         this.label = label;
-        this.connectionFile = connectionFile;
-        this.client = new KernelClient(s.zmq(), conn, label, s.json(), s.hbInterval(), s.hbTimeout(),
-                this::killTree);
+        this.process = process;
+        this.client = new KernelClient(s.zmq(), process.connection(), label, s.json(), s.hbInterval(),
+                s.hbTimeout(), this::killTree);
     }
 
     /**
      * Starts a kernel and waits until it answers.
      *
-     * @param label names its threads and log lines (no host path)
-     * @param cwd   its working directory on the host
-     * @param env   its complete environment
+     * @param label     names its threads and log lines (no host path)
+     * @param processes makes the kernel's process, once per attempt
      * @throws BackendUnavailableException when it cannot be started or does not become ready in time; nothing of it
      *                                     is left running
      */
-    static Kernel start(Settings s, String label, String cwd, Map<String, String> env) {
-        List<String> template = s.command().get();
+    static Kernel start(Settings s, String label, Supplier<KernelProcess> processes) {
         BackendUnavailableException last = null;
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-            ConnectionInfo conn = ConnectionInfo.allocate();
-            Path file = s.stateDir().resolve("kernel-" + SEQUENCE.incrementAndGet() + ".json");
-            conn.write(file, s.json());
-            Kernel k = new Kernel(s, label, conn, file);
+            Kernel k = new Kernel(s, label, processes.get());
             try {
-                k.launch(s, template, cwd, env);
+                k.process.launch(k.client::markDead);
+                k.client.start();
                 k.handshake(s);
                 return k;
             } catch (PortsTaken e) {
@@ -147,24 +133,6 @@ final class Kernel {
             k.release();
         }
         throw last;
-    }
-
-    private void launch(Settings s, List<String> template, String cwd, Map<String, String> env) {
-        List<String> argv = new ArrayList<>(s.prefix());
-        for (String a : template) {
-            argv.add(a.replace(JupyterEngine.CONNECTION_FILE, connectionFile.toString()));
-        }
-        client.start();
-        // The channel's ChannelProcess is kept beside the session: the session offers no interrupt, the kernel needs one.
-        ProcessChannel capturing = (launch, sink) -> {
-            ChannelProcess p = s.channel().start(launch, sink);
-            process.set(p);
-            return p;
-        };
-        session = ProgramRuns.startSession(capturing, new ProgramLaunch(argv, env, cwd, null, LIFETIME, 1 << 16,
-                null), label);
-        session.closeStdin(); // a kernel's code reading sys.stdin gets end of file instead of waiting forever
-        process.get().exit().whenComplete((status, e) -> client.markDead(describeExit(status)));
     }
 
     private void handshake(Settings s) {
@@ -217,7 +185,7 @@ final class Kernel {
                     + "this engine runs python cells. Configure a Python kernel.");
         }
         client.enableHeartbeat();
-        deleteConnectionFile();
+        process.ready();
         LOG.info("kernel {} ready in {} ms (python {}, {} {}, protocol {})", label,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), info.languageVersion(),
                 info.implementation(), info.implementationVersion(), info.protocolVersion());
@@ -233,33 +201,20 @@ final class Kernel {
     }
 
     private BackendUnavailableException died(Settings s) {
-        // The exit future completes before the session's log has the last output: wait for the output to end.
-        ProgramSession sess = session;
-        if (sess != null) {
-            sess.await(Duration.ofSeconds(2), 0, 1);
+        BackendUnavailableException e = process.startFailure(client.deathReason());
+        if (!(e instanceof PortsTaken)) {
+            LOG.warn("kernel {} failed to start ({}); its log:\n{}", label, client.deathReason(), logTail());
         }
-        String log = logTail();
-        String reason = client.deathReason();
-        if (log.contains("Address already in use")) {
-            return new PortsTaken(reason);
-        }
-        LOG.warn("kernel {} failed to start ({}); its log:\n{}", label, reason, log);
-        return new BackendUnavailableException("the Jupyter kernel could not start: " + reason + lastLine(log)
-                + ". Its log is in the application log.");
+        return e;
     }
 
     /** The last lines of the kernel's own output (its log), for an operator. */
     String logTail() {
-        ProgramSession sess = session;
-        if (sess == null) {
-            return "";
-        }
-        ProgramPoll p = sess.poll(0, 1 << 20);
-        String out = p.output();
-        return out.length() > 4000 ? "..." + out.substring(out.length() - 4000) : out;
+        return process.logTail();
     }
 
-    private static String lastLine(String log) {
+    /** {@code " (last line of its log: ...)"} for a message, or empty. */
+    static String lastLine(String log) {
         List<String> lines = log.strip().lines().filter(l -> !l.isBlank()).toList();
         if (lines.isEmpty()) {
             return "";
@@ -269,7 +224,7 @@ final class Kernel {
     }
 
     /** The kernel could not bind its ports: start again with new ones. */
-    private static final class PortsTaken extends BackendUnavailableException {
+    static final class PortsTaken extends BackendUnavailableException {
         PortsTaken(String reason) {
             super("the Jupyter kernel could not bind its ports (" + reason + ")");
         }
@@ -316,13 +271,17 @@ final class Kernel {
 
     /** The exit status of its process once it ended, else null. */
     Integer exitStatus() {
-        ChannelProcess p = process.get();
-        return p == null ? null : p.exit().getNow(null);
+        return process.exitStatus();
     }
 
-    /** The connection file's path: it names the kernel's processes on the host (their command line holds it). */
+    /** Its process. */
+    KernelProcess process() {
+        return process;
+    }
+
+    /** A host kernel's connection file (its processes' command lines hold it); null for another transport. */
     Path connectionFile() {
-        return connectionFile;
+        return process instanceof HostKernelProcess h ? h.connectionFile() : null;
     }
 
     /** Messages the client dropped (bad signature, malformed). */
@@ -357,9 +316,8 @@ final class Kernel {
 
     /** SIGINT to the kernel (not to its launcher): the fallback when the interrupt request was not acted on. */
     void signalInterrupt() {
-        ChannelProcess p = process.get();
-        if (p != null && alive()) {
-            p.signal(ProgramSignal.INTERRUPT);
+        if (alive()) {
+            process.signalInterrupt();
         }
     }
 
@@ -371,10 +329,7 @@ final class Kernel {
 
     /** Kills the process tree; does not block. */
     void killTree() {
-        ChannelProcess p = process.get();
-        if (p != null) {
-            p.killTree();
-        }
+        process.killTree();
     }
 
     /** Sends {@code shutdown_request {"restart": false}} on control; does not wait. Once. */
@@ -406,10 +361,9 @@ final class Kernel {
                 } finally {
                     shutdown.close();
                 }
-                ChannelProcess p = process.get();
-                if (p != null && !Thread.currentThread().isInterrupted()) {
+                if (!Thread.currentThread().isInterrupted()) {
                     try {
-                        p.exit().get(SHUTDOWN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                        process.exit().get(SHUTDOWN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     } catch (Exception e) {
@@ -431,7 +385,7 @@ final class Kernel {
 
     /**
      * Releases what is left once the kernel is dead or stopped: the client's sockets and reader, the process (killed
-     * if still there) and its session, the connection file. Idempotent.
+     * if still there) and what it holds. Idempotent.
      */
     void release() {
         if (!released.compareAndSet(false, true)) {
@@ -444,25 +398,13 @@ final class Kernel {
         } catch (RuntimeException e) {
             failure = e;
         }
-        ProgramSession s = session;
-        if (s != null) {
-            try {
-                s.close();
-            } catch (RuntimeException e) {
-                failure = failure == null ? e : failure;
-            }
+        try {
+            process.release();
+        } catch (RuntimeException e) {
+            failure = failure == null ? e : failure;
         }
-        deleteConnectionFile();
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private void deleteConnectionFile() {
-        try {
-            Files.deleteIfExists(connectionFile);
-        } catch (IOException e) {
-            LOG.warn("kernel {}: could not delete its connection file: {}", label, e.getClass().getSimpleName());
         }
     }
 }

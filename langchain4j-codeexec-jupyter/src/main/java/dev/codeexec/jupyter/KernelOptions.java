@@ -36,11 +36,15 @@ public final class KernelOptions {
         return builder().build();
     }
 
+    /** A builder with the defaults. */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** The Python inside the boundary that runs {@code -m ipykernel_launcher}; default {@code python3}. */
+    /**
+     * The Python inside the boundary that runs the kernel's relay and, as its child, ipykernel; default
+     * {@code python3}. It must import ipykernel (Debian: {@code python3-ipykernel}).
+     */
     public String python() {
         return python;
     }
@@ -65,7 +69,10 @@ public final class KernelOptions {
         return heartbeatTimeout;
     }
 
-    /** How long a kernel may stay idle before it is stopped (its state is then gone, its files stay). */
+    /**
+     * How long a kernel may stay idle before it is stopped (its state is then gone, its files stay); null for no
+     * idle timeout.
+     */
     public Duration idleTimeout() {
         return idleTimeout;
     }
@@ -88,31 +95,52 @@ public final class KernelOptions {
             return this;
         }
 
+        /**
+         * How long a kernel may take to start and answer; default
+         * {@value JupyterEngine#DEFAULT_START_TIMEOUT_SECONDS} s, as on the Jupyter engine.
+         */
         public Builder startTimeout(Duration v) {
             this.startTimeout = v;
             return this;
         }
 
+        /**
+         * How long an interrupted cell may take to return to idle, per attempt (the interrupt request, then SIGINT),
+         * before the kernel is stopped; default {@value JupyterEngine#DEFAULT_INTERRUPT_GRACE_SECONDS} s.
+         */
         public Builder interruptGrace(Duration v) {
             this.interruptGrace = v;
             return this;
         }
 
+        /** The heartbeat period; default {@value JupyterEngine#DEFAULT_HEARTBEAT_INTERVAL_MILLIS} ms. */
         public Builder heartbeatInterval(Duration v) {
             this.heartbeatInterval = v;
             return this;
         }
 
+        /**
+         * How long a kernel may leave heartbeats unanswered before it is declared dead and killed; default
+         * {@value JupyterEngine#DEFAULT_HEARTBEAT_TIMEOUT_SECONDS} s; longer than the period.
+         */
         public Builder heartbeatTimeout(Duration v) {
             this.heartbeatTimeout = v;
             return this;
         }
 
+        /**
+         * How long a kernel may stay idle (no cell) before it is stopped; the next cell starts a fresh kernel and
+         * its result says the earlier state is gone. Default {@value #DEFAULT_IDLE_TIMEOUT_MINUTES} minutes; null for
+         * none.
+         */
         public Builder idleTimeout(Duration v) {
             this.idleTimeout = v;
             return this;
         }
 
+        /**
+         * The options. Time bounds are checked when an engine uses them ({@link BoundaryKernels}'s constructor).
+         */
         public KernelOptions build() {
             return new KernelOptions(this);
         }

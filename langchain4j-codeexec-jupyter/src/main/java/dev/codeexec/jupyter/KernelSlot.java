@@ -5,6 +5,7 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.WorkspaceGoneException;
 import dev.codeexec.spi.BoundedOutput;
 import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -21,11 +22,14 @@ import java.util.function.Supplier;
  *       once with a result that says so; one that died between cells is replaced at the next cell, whose result says
  *       the state was lost.</li>
  *   <li>An interrupt of the waiting caller interrupts the cell the same way (bounded), then throws.</li>
+ *   <li>With an idle timeout ({@link IdleStops}), a kernel idle that long is stopped (by the timer's thread); the
+ *       next cell starts a fresh kernel and its result begins with a line that says the earlier state is gone.</li>
  * </ul>
  *
  * <p>Lock rule: {@code lock} serialises starts, cells and restarts of this workspace (the kernel runs one cell at a
  * time anyway); it is held while waiting for the kernel and taken by no other thread of this package, in particular
- * never by a socket reader. {@link #kernel} is volatile so that a restart or removal can stop a kernel without
+ * never by a socket reader; the idle check only tries it (a cell in progress schedules the next check when it ends).
+ * {@link #kernel} is volatile so that a restart or removal can stop a kernel without
  * waiting for the cell in progress: that cell then ends with the kernel's death.
  */
 final class KernelSlot {
@@ -47,15 +51,24 @@ final class KernelSlot {
     private final Starter starter;
     private final ObjectMapper json;
     private final Duration interruptGrace;
+    private final IdleStops idle;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile Kernel kernel;
     private volatile boolean closed;
+    /** When the last cell or start ended (System.nanoTime). Guarded by {@code lock}. */
+    private long lastUsed;
+    /** The scheduled idle check, or null. Guarded by {@code lock}. */
+    private ScheduledFuture<?> idleCheck;
+    /** Set when the idle timeout stopped the kernel, until the next cell says so. Guarded by {@code lock}. */
+    private boolean stoppedIdle;
 
-    KernelSlot(String workspaceId, Starter starter, ObjectMapper json, Duration interruptGrace) {
+    /** @param idle the engine's idle timeout, or null for none */
+    KernelSlot(String workspaceId, Starter starter, ObjectMapper json, Duration interruptGrace, IdleStops idle) {
         this.workspaceId = workspaceId;
         this.starter = starter;
         this.json = json;
         this.interruptGrace = interruptGrace;
+        this.idle = idle;
     }
 
     /** The current kernel, or null (tests and diagnostics). */
@@ -80,6 +93,12 @@ final class KernelSlot {
                 discard(k);
                 k = null;
             }
+            if (k == null && stoppedIdle) {
+                replaced = "[the earlier kernel of this workspace was stopped after being idle for "
+                        + IdleStops.describe(idle.timeout()) + "; this cell ran in a fresh kernel: variables and "
+                        + "imports of earlier cells are gone]";
+            }
+            stoppedIdle = false;
             if (k == null) {
                 k = startLocked();
             }
@@ -92,6 +111,7 @@ final class KernelSlot {
             }
             return new Outcome(replaced + "\n" + o.text(), o.exitCode(), o.timedOut(), o.truncated(), true);
         } finally {
+            touch();
             lock.unlock();
         }
     }
@@ -112,7 +132,56 @@ final class KernelSlot {
             if (k != null) {
                 discard(k);
             }
+            stoppedIdle = false;
             startLocked();
+        } finally {
+            touch();
+            lock.unlock();
+        }
+    }
+
+    /** Whether the idle timeout stopped this workspace's kernel and no cell ran since (tests). */
+    boolean stoppedIdle() {
+        return stoppedIdle;
+    }
+
+    /** Caller holds {@code lock}: the kernel was used now; its idle check is due after the timeout. */
+    private void touch() {
+        if (idle == null) {
+            return;
+        }
+        lastUsed = System.nanoTime();
+        if (idleCheck != null) {
+            idleCheck.cancel(false);
+            idleCheck = null;
+        }
+        if (kernel != null && !closed) {
+            idleCheck = idle.schedule(this::checkIdle, idle.timeout().toNanos());
+        }
+    }
+
+    /**
+     * The timer thread: stops the kernel when it has been idle for the timeout, else checks again when it would be.
+     * Skipped while a cell, start or restart holds the lock: that one schedules a new check when it ends.
+     */
+    private void checkIdle() {
+        if (!lock.tryLock()) {
+            return;
+        }
+        try {
+            idleCheck = null;
+            Kernel k = kernel;
+            if (k == null || closed || !k.alive()) {
+                return; // a dead kernel is reported by the next cell
+            }
+            long left = idle.timeout().toNanos() - (System.nanoTime() - lastUsed);
+            if (left > 0) {
+                idleCheck = idle.schedule(this::checkIdle, left);
+                return;
+            }
+            kernel = null;
+            k.stop(json, "the kernel was stopped after being idle for " + IdleStops.describe(idle.timeout()));
+            stoppedIdle = true;
         } finally {
             lock.unlock();
         }
@@ -137,6 +206,10 @@ final class KernelSlot {
         }
         lock.lock();
         try {
+            if (idleCheck != null) {
+                idleCheck.cancel(false);
+                idleCheck = null;
+            }
             Kernel late = kernel;
             kernel = null;
             if (late != null) {

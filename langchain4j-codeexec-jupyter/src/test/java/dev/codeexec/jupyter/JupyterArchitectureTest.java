@@ -47,6 +47,11 @@ class JupyterArchitectureTest {
             .that().resideInAPackage("dev.codeexec.jupyter..")
             .and().doNotHaveFullyQualifiedName(JupyterEngine.class.getName())
             .and().doNotHaveFullyQualifiedName(JupyterEngine.Builder.class.getName())
+            .and().doNotHaveFullyQualifiedName(BoundaryKernels.class.getName())
+            .and().doNotHaveFullyQualifiedName(KernelLauncher.class.getName())
+            .and().doNotHaveFullyQualifiedName(KernelOptions.class.getName())
+            .and().doNotHaveFullyQualifiedName(KernelOptions.Builder.class.getName())
             .should().bePublic()
-            .because("the kernel client, wire format and cell handling are implementation details");
+            .because("the kernel client, wire format, relay and cell handling are implementation details; other "
+                    + "engines compose BoundaryKernels");
 }

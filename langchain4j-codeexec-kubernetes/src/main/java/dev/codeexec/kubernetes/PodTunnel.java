@@ -2,6 +2,7 @@ package dev.codeexec.kubernetes;
 
 import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.StdStream;
+import dev.codeexec.spi.StreamFrames;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -28,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * approval, limits, events are the core proxy's. When the gate cannot be reached (it was closed), the connection is
  * answered with a 502 that says so, as the other backends' forwarder answers.
  *
- * <p>Everything the relay sends may be a program's (it runs as the pod's user): a {@link TunnelFrames.Malformed}
+ * <p>Everything the relay sends may be a program's (it runs as the pod's user): a {@link StreamFrames.Malformed}
  * frame ends this tunnel (the exec is closed, every connection with it) and nothing else; at most
  * {@code maxConnections} connections are carried at once (the gate's own limit and a margin: the gate answers those
  * over its limit itself), and an {@code OPEN} beyond that is refused here.
@@ -149,7 +150,7 @@ final class PodTunnel implements AutoCloseable {
                 decoder.feed(b, 0, b.length, this::frame);
                 socket.request();
             }
-        } catch (TunnelFrames.Malformed m) {
+        } catch (StreamFrames.Malformed m) {
             LOG.warn("egress tunnel of pod {}: {}; the tunnel ends (the next run starts another)", pod,
                     m.getMessage());
         } catch (InterruptedException e) {
@@ -161,10 +162,10 @@ final class PodTunnel implements AutoCloseable {
         }
     }
 
-    private void frame(byte type, int id, byte[] b, int off, int len) throws TunnelFrames.Malformed {
+    private void frame(byte type, int id, byte[] b, int off, int len) throws StreamFrames.Malformed {
         if (!ready.isDone()) {
             if (type != TunnelFrames.READY || id != 0) {
-                throw new TunnelFrames.Malformed("a " + TunnelFrames.name(type) + " frame before READY");
+                throw new StreamFrames.Malformed("a " + TunnelFrames.name(type) + " frame before READY");
             }
             ready.complete(null);
             return;
@@ -189,13 +190,13 @@ final class PodTunnel implements AutoCloseable {
                     c.drop(false);
                 }
             }
-            default -> throw new TunnelFrames.Malformed("a second READY frame");
+            default -> throw new StreamFrames.Malformed("a second READY frame");
         }
     }
 
-    private void open(int id) throws TunnelFrames.Malformed {
+    private void open(int id) throws StreamFrames.Malformed {
         if (conns.containsKey(id)) {
-            throw new TunnelFrames.Malformed("OPEN of connection " + Integer.toUnsignedString(id)
+            throw new StreamFrames.Malformed("OPEN of connection " + Integer.toUnsignedString(id)
                     + ", which is open");
         }
         if (conns.size() >= maxConnections) {

@@ -3,6 +3,7 @@ package dev.codeexec.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.codeexec.spi.StreamFrames;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class TunnelFramesTest {
 
     private final List<String> decoded = new ArrayList<>();
-    private final TunnelFrames.Handler handler = (type, id, b, off, len) ->
+    private final StreamFrames.Handler handler = (type, id, b, off, len) ->
             decoded.add(TunnelFrames.name(type) + " " + id + " " + new String(b, off, len, StandardCharsets.UTF_8));
 
     private static byte[] header(int type, int id, int length) {
@@ -52,7 +53,7 @@ class TunnelFramesTest {
         assertThat(decoded).hasSize(1);
         byte[] over = header(TunnelFrames.DATA, 1, TunnelFrames.MAX_PAYLOAD + 1);
         assertThatThrownBy(() -> new TunnelFrames.Decoder().feed(over, 0, over.length, handler))
-                .isInstanceOf(TunnelFrames.Malformed.class).hasMessageContaining("at most " + TunnelFrames.MAX_PAYLOAD);
+                .isInstanceOf(StreamFrames.Malformed.class).hasMessageContaining("at most " + TunnelFrames.MAX_PAYLOAD);
         assertThatThrownBy(() -> TunnelFrames.encode(TunnelFrames.DATA, 1, new byte[big.length + 1], 0,
                 big.length + 1)).isInstanceOf(IllegalArgumentException.class);
     }
@@ -61,7 +62,7 @@ class TunnelFramesTest {
     void should_refuse_a_negative_length_when_its_top_bit_is_set() {
         byte[] h = header(TunnelFrames.DATA, 1, 0xffffffff);
         assertThatThrownBy(() -> new TunnelFrames.Decoder().feed(h, 0, h.length, handler))
-                .isInstanceOf(TunnelFrames.Malformed.class).hasMessageContaining("4294967295 bytes");
+                .isInstanceOf(StreamFrames.Malformed.class).hasMessageContaining("4294967295 bytes");
         assertThat(decoded).isEmpty();
     }
 
@@ -70,7 +71,7 @@ class TunnelFramesTest {
         for (int type : new int[] {0, TunnelFrames.BYE, 7, 255}) {
             byte[] h = header(type, 0, 0);
             assertThatThrownBy(() -> new TunnelFrames.Decoder().feed(h, 0, h.length, handler)).as("type %d", type)
-                    .isInstanceOf(TunnelFrames.Malformed.class).hasMessageContaining("unknown frame type");
+                    .isInstanceOf(StreamFrames.Malformed.class).hasMessageContaining("unknown frame type");
         }
         assertThat(decoded).isEmpty();
     }
@@ -80,7 +81,7 @@ class TunnelFramesTest {
         for (byte type : new byte[] {TunnelFrames.READY, TunnelFrames.OPEN, TunnelFrames.END, TunnelFrames.CLOSE}) {
             byte[] h = header(type, 3, 1);
             assertThatThrownBy(() -> new TunnelFrames.Decoder().feed(h, 0, h.length, handler))
-                    .as(TunnelFrames.name(type)).isInstanceOf(TunnelFrames.Malformed.class)
+                    .as(TunnelFrames.name(type)).isInstanceOf(StreamFrames.Malformed.class)
                     .hasMessageContaining("none belongs");
         }
     }
