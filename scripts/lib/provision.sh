@@ -79,8 +79,29 @@ debian_mirror() {
   echo "${m:-http://deb.debian.org/debian}"
 }
 
-# The container backend: a running Docker engine and a locally built Python image (no registry is reachable).
+# build_debian_image IMAGE PACKAGES : builds IMAGE from Debian bookworm (debootstrap minbase with the comma-separated
+# PACKAGES, from the archive apt uses) unless Docker has it already.
+build_debian_image() {
+  local image=$1 packages=$2 mirror rootfs
+  docker image inspect "$image" >/dev/null 2>&1 && return 0
+  mirror=$(debian_mirror)
+  rootfs=$(mktemp -d)
+  echo "provision: building $image from Debian packages ($mirror); this takes a few minutes"
+  if with_progress "building $image" \
+      debootstrap --variant=minbase --include="$packages" bookworm "$rootfs" "$mirror"; then
+    tar -C "$rootfs" -c . | docker import - "$image" >/dev/null
+  else
+    note "debootstrap of $image failed"
+    tail -n 20 "$rootfs/debootstrap/debootstrap.log" 2>/dev/null | sed 's/^/provision:   /'
+  fi
+  rm -rf "$rootfs"
+  docker image inspect "$image" >/dev/null 2>&1
+}
+
+# The container backend: a running Docker engine and locally built Python images (no registry is reachable): the test
+# image (python3-minimal only) and the kernel image (python3-ipykernel too) that the container's Python kernel needs.
 CODEEXEC_TEST_IMAGE=${CODEEXEC_TEST_IMAGE:-codeexec-python:bookworm}
+CODEEXEC_KERNEL_IMAGE=${CODEEXEC_KERNEL_IMAGE:-codeexec-python-kernel:bookworm}
 provision_docker() {
   apt_install docker.io debootstrap || true
   command -v dockerd >/dev/null 2>&1 || { note "no dockerd: container tests cannot run"; return 1; }
@@ -95,20 +116,20 @@ provision_docker() {
     for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
     docker info >/dev/null 2>&1 || { note "dockerd did not start (see /var/log/codeexec-dockerd.log)"; return 1; }
   fi
-  if ! docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1; then
-    local mirror rootfs
-    mirror=$(debian_mirror)
-    rootfs=$(mktemp -d)
-    echo "provision: building $CODEEXEC_TEST_IMAGE from Debian packages ($mirror); this takes a few minutes"
-    if with_progress "building $CODEEXEC_TEST_IMAGE" \
-        debootstrap --variant=minbase --include=python3-minimal bookworm "$rootfs" "$mirror"; then
-      tar -C "$rootfs" -c . | docker import - "$CODEEXEC_TEST_IMAGE" >/dev/null
-    else
-      note "debootstrap failed: container tests cannot run"
-    fi
-    rm -rf "$rootfs"
+  local status=0
+  build_debian_image "$CODEEXEC_TEST_IMAGE" python3-minimal \
+    || { note "no image $CODEEXEC_TEST_IMAGE: container tests cannot run"; status=1; }
+  # The kernel image's absence only fails (in strict mode) the kernel tests, not the other container tests.
+  # debootstrap does not resolve virtual packages: python3-zmq needs python3-cffi-backend's, gdb (through debugpy)
+  # libboost-regex1.74.0's.
+  build_debian_image "$CODEEXEC_KERNEL_IMAGE" \
+    python3-minimal,python3-ipykernel,python3-cffi-backend,libboost-regex1.74.0 \
+    || note "no image $CODEEXEC_KERNEL_IMAGE: the container's Python kernel tests cannot run"
+  if docker image inspect "$CODEEXEC_KERNEL_IMAGE" >/dev/null 2>&1 \
+      && ! docker run --rm --network none "$CODEEXEC_KERNEL_IMAGE" python3 -c 'import ipykernel' >/dev/null 2>&1; then
+    note "$CODEEXEC_KERNEL_IMAGE cannot import ipykernel: the container's Python kernel tests cannot run"
   fi
-  docker image inspect "$CODEEXEC_TEST_IMAGE" >/dev/null 2>&1
+  return "$status"
 }
 
 # Spec-level tests of the Kubernetes backend: `podman kube play` runs a generated pod spec for real, no cluster needed.

@@ -8,17 +8,20 @@ import dev.codeexec.engine.ProgramRunner;
 import dev.codeexec.engine.ResourceLimit;
 import dev.codeexec.engine.ResourceLimits;
 import dev.codeexec.engine.RunOutcomeUnknownException;
+import dev.codeexec.engine.UnsupportedCapabilityException;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.engine.WorkspaceManager;
+import dev.codeexec.jupyter.BoundaryKernels;
+import dev.codeexec.jupyter.KernelOptions;
 import dev.codeexec.network.EgressBridge;
 import dev.codeexec.network.EgressCapable;
 import dev.codeexec.network.WorkspaceEgress;
 import dev.codeexec.policy.ShellEnvironmentPolicy;
-import dev.codeexec.spi.AbstractEngine;
 import dev.codeexec.spi.DiskQuotaBuilder;
 import dev.codeexec.spi.EngineBuilder;
+import dev.codeexec.spi.InterpreterEngine;
 import dev.codeexec.spi.ListingRunner;
 import dev.codeexec.spi.PreparedRun;
 import dev.codeexec.spi.RunEnvironment;
@@ -58,10 +61,14 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
+ * <p>Python blocks run as a fresh {@code python3} per block, or, built with {@link Builder#pythonKernel}, as cells of
+ * one kernel per workspace ({@link BoundaryKernels}): a program of the workspace like any run (same user, limits,
+ * network, environment), spoken to over its exec's stdin and stdout, so no port is opened into the container.
+ *
  * <p>The image needs a POSIX {@code sh} and the basic utilities ({@code env}, {@code head}, {@code mkfifo},
  * {@code mv}, {@code rm}, {@code find}); it is never pulled: build or load it on the engine.
  */
-public final class ContainerEngine extends AbstractEngine implements EgressCapable {
+public final class ContainerEngine extends InterpreterEngine implements EgressCapable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ContainerEngine.class);
 
@@ -94,43 +101,26 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
     private final String helperUser;
     private final ContainerRuns runs;
     private final ListingRunner listingRunner = new ListingRunner(super.runner(), ChronoUnit.SECONDS);
+    /** The workspaces' Python kernels ({@link Builder#pythonKernel}), or null: a fresh process per block. */
+    private final BoundaryKernels kernels;
 
     private ContainerEngine(Builder b) {
         super("ContainerEngine", b, ShellEnvironmentPolicy.sandboxDefault(), limits(b));
-        if (b.image == null || b.image.isBlank()) {
-            throw new InvalidSpecException("image must be set: the operator chooses the workspace image");
-        }
-        long mem = b.memoryBytes == null ? DEFAULT_MEMORY_BYTES : b.memoryBytes;
-        long pids = b.processes == null ? DEFAULT_PROCESSES : b.processes;
-        double cpus = b.cpus == null ? DEFAULT_CPUS : b.cpus;
-        if (mem < (6L << 20)) {
-            throw new InvalidSpecException("memoryBytes (" + mem + ") must be at least 6 MiB (Docker's minimum)");
-        }
-        if (pids < 8) {
-            throw new InvalidSpecException("processes (" + pids + ") must be at least 8");
-        }
-        if (cpus <= 0) {
-            throw new InvalidSpecException("cpus (" + cpus + ") must be positive");
-        }
-        int poolSize = b.poolSize == null ? 0 : b.poolSize;
-        if (poolSize < 0) {
-            throw new InvalidSpecException("poolSize (" + poolSize + ") must not be negative");
-        }
-        Duration idle = b.poolIdle == null ? DEFAULT_POOL_IDLE : b.poolIdle;
-        this.settings = new ContainerSettings(b.image, b.network ? "bridge" : "none",
-                b.uid == null ? DEFAULT_UID : b.uid, b.gid == null ? (b.uid == null ? DEFAULT_UID : b.uid) : b.gid, b.readOnlyRootFilesystem, mem, pids,
-                (long) (cpus * 1e9), b.runtime, poolSize, idle, b.openFilesRlimit, b.processesRlimit);
+        this.settings = ContainerSettings.resolve(b.image, b.network, b.uid, b.gid, b.readOnlyRootFilesystem,
+                b.memoryBytes, b.processes, b.cpus, b.runtime, b.poolSize, b.poolIdle, b.openFilesRlimit,
+                b.processesRlimit);
         this.helperUser = settings.uid() + ":" + settings.gid();
         this.docker = DockerConnection.open(b.dockerHost, b.certPath, b.tlsVerify);
         ContainerVolumes vols = null;
         ContainerEgress out = null;
         try {
             docker.requireReachable();
-            out = ContainerEgress.forEngine(egressPolicy(), egressProxySettings(), b.network, poolSize, docker.host());
+            out = ContainerEgress.forEngine(egressPolicy(), egressProxySettings(), b.network, settings.poolSize(),
+                    docker.host());
             this.egress = out;
             vols = ContainerVolumes.forEngine(b.diskQuota, docker.host(), settings.gid());
             this.volumes = vols;
-            this.workspaces = new ContainerWorkspaces(docker, settings, engineId, volumes, egress);
+            this.workspaces = new ContainerWorkspaces(docker, settings, engineId, volumes, egress, this::stopKernel);
             if (b.sweepLeftovers) {
                 workspaces.sweepLeftovers();
             }
@@ -148,6 +138,8 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         this.fs = StandardWorkspaceFS.builder().files(ws -> files(ws)).inputRoots(inputRoots())
                 .artifacts(artifactStore()).roomCheck(volumes == null ? null
                         : (ws, bytes) -> volumes.requireRoom(workspaces.container(ws).id, bytes)).build();
+        this.kernels = b.pythonKernel == null ? null
+                : new BoundaryKernels("ContainerEngine", b.pythonKernel, (ws, spec) -> plan(ws, spec, false), fs);
         this.capabilities = Capabilities.builder()
                 .isolation(Isolation.CONTAINER)
                 .networkAllowed(b.network)
@@ -158,12 +150,14 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
                 .enforcedLimits(EnumSet.allOf(ResourceLimit.class))
                 .diskQuota(volumes != null)
                 .egressControl(egress == null ? EgressControl.NONE : EgressControl.PROXY)
+                .statefulCells(kernels != null)
                 .build();
         if (b.network) {
             LOG.warn("ContainerEngine: workspace containers get a network (bridge); programs can reach it");
         }
         LOG.info("ContainerEngine {} on image {} (network {}, memory {} bytes, {} processes, {} CPUs)",
-                engineId.substring(0, 8), settings.image(), settings.network(), mem, pids, cpus);
+                engineId.substring(0, 8), settings.image(), settings.network(), settings.memoryBytes(), settings.pids(),
+                settings.nanoCpus() / 1e9);
     }
 
     private static ResourceLimits limits(Builder b) {
@@ -245,8 +239,58 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         return listingRunner;
     }
 
+    /**
+     * Python blocks as cells of the workspace's kernel, started with its first cell inside the workspace's container
+     * (a {@link dev.codeexec.engine.BackendUnavailableException} when it cannot start, for one when the image has no
+     * ipykernel); rich outputs are saved under {@code out/}.
+     */
+    @Override
+    protected CellRunner cells(Workspace ws) {
+        workspaces.container(ws); // the workspace must still be there
+        return kernels.cells(ws);
+    }
+
+    @Override
+    protected String interpreterName() {
+        return "a Python kernel in the workspace's container";
+    }
+
+    /** True when built with {@link Builder#pythonKernel}; otherwise every block runs as a fresh process. */
+    @Override
+    protected boolean hasInterpreter() {
+        return kernels != null;
+    }
+
+    /**
+     * Stops the workspace's Python kernel and starts a fresh one: variables and imports are gone, files stay.
+     *
+     * @throws UnsupportedCapabilityException when the engine was built without {@link Builder#pythonKernel}
+     * @throws dev.codeexec.engine.BackendUnavailableException when the new kernel cannot be started
+     */
+    public void restartKernel(Workspace ws) {
+        requireOpen();
+        if (kernels == null) {
+            throw new UnsupportedCapabilityException("this ContainerEngine has no Python kernel (see "
+                    + "ContainerEngine.Builder.pythonKernel)");
+        }
+        workspaces.container(ws);
+        kernels.restartKernel(ws);
+    }
+
+    /** Ends the workspace's kernel, if any, before its container is removed. */
+    private void stopKernel(Workspace ws) {
+        if (kernels != null) {
+            kernels.stopKernel(ws);
+        }
+    }
+
     @Override
     protected PreparedRun prepare(Workspace ws, RunProgramSpec spec) {
+        return plan(ws, spec, true);
+    }
+
+    /** A run ({@code run} true) or the workspace's kernel, as {@link ContainerRuns#plan} tells them apart. */
+    private PreparedRun plan(Workspace ws, RunProgramSpec spec, boolean run) {
         ResourceLimits limits = limitsFor(spec);
         WorkspaceContainer c = workspaces.running(ws);
         if (spec.cmd().contains("=")) {
@@ -263,12 +307,14 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         if (egress != null) {
             env.putAll(EgressBridge.environment()); // the model's own proxy settings would lead nowhere
         }
-        return runs.plan(c, ws.id(), spec, limits, cwd, runDir, env, outputCap(spec), listingRunner.claim());
+        return runs.plan(c, ws.id(), spec, limits, cwd, runDir, env, outputCap(spec),
+                run ? listingRunner.claim() : null, run);
     }
 
     @Override
     protected void closeBackend() {
-        RuntimeException failure = attempt(null, workspaces::close);
+        RuntimeException failure = kernels == null ? null : attempt(null, kernels::close);
+        failure = attempt(failure, workspaces::close);
         if (volumes != null) {
             failure = attempt(failure, volumes::close);
         }
@@ -305,6 +351,7 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         private Long openFilesRlimit;
         private Long processesRlimit;
         private Long diskQuota;
+        private KernelOptions pythonKernel;
 
         private Builder() {
         }
@@ -421,6 +468,19 @@ public final class ContainerEngine extends AbstractEngine implements EgressCapab
         @Override
         public Builder diskQuota(long bytes) {
             this.diskQuota = DiskQuotaBuilder.requireValid(bytes);
+            return this;
+        }
+
+        /**
+         * Runs python blocks as cells of one Python kernel per workspace, inside its container, instead of a fresh
+         * {@code python3} per block: variables, imports and loaded data persist from block to block. The kernel
+         * starts with the workspace's first python block and is a program of the workspace like any run (same user,
+         * limits, network, environment); it ends after {@link KernelOptions#idleTimeout()} idle, with the workspace,
+         * or by {@link ContainerEngine#restartKernel}. The image needs ipykernel ({@code python3-ipykernel}).
+         * Default null: a fresh process per block.
+         */
+        public Builder pythonKernel(KernelOptions options) {
+            this.pythonKernel = options;
             return this;
         }
 

@@ -53,12 +53,17 @@ final class ContainerRuns {
      * @param env       the run's whole environment
      * @param outputCap bytes kept per output stream
      * @param listing   the folders the run lists when it ends, or null
+     * @param run       true for a run; false for the workspace's long-lived program (its Python kernel's relay),
+     *                  which lives under the container's limits as they are (so that it never holds another run's
+     *                  limits in place after that run ended) and gets raw stdin without an end of file
+     *                  ({@link FramedStdin#raw()}: no process per write, input that flows at the pids limit)
      */
     PreparedRun plan(WorkspaceContainer c, String workspaceId, RunProgramSpec spec, ResourceLimits limits, String cwd,
-                     String runDir, Map<String, String> env, int outputCap, RunListing listing) {
+                     String runDir, Map<String, String> env, int outputCap, RunListing listing, boolean run) {
         long gid = nextGid.incrementAndGet();
         String control = ContainerWorkspaces.CONTROL + "/" + UUID.randomUUID();
-        List<String> argv = new ArrayList<>(List.of("sh", "-c", ExecScripts.RUN, "sh", control,
+        String wrapper = run ? ExecScripts.RUN : ExecScripts.RUN_RAW_STDIN;
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", wrapper, "sh", control,
                 ContainerWorkspaces.ROOT + "/" + runDir, Long.toString(gid), cwd, ContainerShell.ulimits(limits),
                 Long.toString(Objects.requireNonNullElse(limits.memoryBytes(), settings.memoryBytes()))));
         if (listing == null) {
@@ -71,9 +76,11 @@ final class ContainerRuns {
         env.forEach((k, v) -> argv.add(k + "=" + v));
         argv.add(spec.cmd());
         argv.addAll(spec.args());
-        applyContainerLimits(c, limits);
+        if (run) {
+            applyContainerLimits(c, limits);
+        }
         ExecChannel channel = new ExecChannel(docker, c.id, settings.uid() + ":" + gid, helperUser, gid, control,
-                listing);
+                listing, run);
         ProgramLaunch launch = new ProgramLaunch(argv, env, cwd, spec.stdin(), spec.timeout(), outputCap,
                 spec.outputListener());
         // Opens a gate that went down.
@@ -96,7 +103,7 @@ final class ContainerRuns {
                 if (egressRun != null) {
                     Execs.closeQuietly(egressRun);
                 }
-                if (c.activeRuns.decrementAndGet() == 0) {
+                if (run && c.activeRuns.decrementAndGet() == 0) {
                     restoreContainerLimits(c);
                 }
             }

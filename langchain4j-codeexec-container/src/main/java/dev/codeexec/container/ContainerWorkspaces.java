@@ -23,6 +23,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,10 +70,14 @@ final class ContainerWorkspaces implements WorkspaceManager {
     private final ContainerVolumes volumes;
     /** The egress proxy the containers go out through, or null. */
     private final ContainerEgress egress;
+    /** What ends before a workspace's container is removed (its Python kernel). */
+    private final Consumer<Workspace> beforeCleanup;
 
+    /** @param beforeCleanup called with a workspace before its container is removed (which happens even if it fails) */
     ContainerWorkspaces(DockerConnection docker, ContainerSettings settings, String engineId,
-                        ContainerVolumes volumes, ContainerEgress egress) {
+                        ContainerVolumes volumes, ContainerEgress egress, Consumer<Workspace> beforeCleanup) {
         this.docker = docker;
+        this.beforeCleanup = beforeCleanup;
         this.volumes = volumes;
         this.egress = egress;
         this.settings = settings;
@@ -177,6 +182,11 @@ final class ContainerWorkspaces implements WorkspaceManager {
 
     @Override
     public void cleanup(Workspace ws) {
+        try {
+            beforeCleanup.accept(ws);
+        } catch (RuntimeException e) {
+            LOG.warn("workspace {}: its Python kernel did not stop cleanly: {}", ws.id(), e.getMessage());
+        }
         WorkspaceContainer c = byWorkspace.remove(ws.id());
         try {
             if (c != null) {

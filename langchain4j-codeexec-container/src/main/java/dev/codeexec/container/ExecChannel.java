@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  *       attached; docker-java's {@code ResultCallback<Frame>} pushes each frame into the core's sink by stream type.
  *   </li>
  *   <li>Exit: when the attach stream ended, the exec is inspected for its status.</li>
- *   <li>Stdin: framed ({@link FramedStdin}), because docker-java cannot half-close it.</li>
+ *   <li>Stdin: framed ({@link FramedStdin}), because docker-java cannot half-close it; raw for a long-lived program
+ *       that needs no end of file (the workspace's Python kernel).</li>
  *   <li>Tree kill: every process of the run carries the run's own group id, which no process can shed (all
  *       capabilities are dropped, no-new-privileges is set), daemons that called {@code setsid} included. A second
  *       exec stops, then kills, every process of that group ({@link ExecScripts#KILL_GROUP}); PID 1 reaps them.</li>
@@ -68,6 +69,8 @@ final class ExecChannel extends RemoteProcessChannel {
     private final String controlDir;
     /** The folders the wrapper lists after the program, taken out of its stdout; null for none. */
     private final RunListing listing;
+    /** True for framed stdin with an end of file ({@link ExecScripts#RUN}), false for raw. */
+    private final boolean framedStdin;
 
     /**
      * @param user       the run's {@code uid:gid}, the gid being the run's own
@@ -75,9 +78,11 @@ final class ExecChannel extends RemoteProcessChannel {
      * @param runGid     the run's group id
      * @param controlDir the run's control directory (pid file, stdin FIFO), outside the workspace
      * @param listing    the wrapper's listing of folders after the program, or null
+     * @param framed     true when the wrapper decodes framed stdin ({@link ExecScripts#RUN}); false when it copies
+     *                   raw stdin ({@link ExecScripts#RUN_RAW_STDIN})
      */
     ExecChannel(DockerConnection docker, String containerId, String user, String helperUser, long runGid,
-                String controlDir, RunListing listing) {
+                String controlDir, RunListing listing, boolean framed) {
         this.docker = docker;
         this.containerId = containerId;
         this.user = user;
@@ -85,6 +90,7 @@ final class ExecChannel extends RemoteProcessChannel {
         this.runGid = runGid;
         this.controlDir = controlDir;
         this.listing = listing;
+        this.framedStdin = framed;
     }
 
     @Override
@@ -97,7 +103,8 @@ final class ExecChannel extends RemoteProcessChannel {
         } catch (RuntimeException e) {
             throw docker.translate(e, "start a program in the workspace's container");
         }
-        ExecProcess p = new ExecProcess(execId, output, new FramedStdin());
+        ExecProcess p = new ExecProcess(execId, output,
+                framedStdin ? new FramedStdin() : FramedStdin.raw());
         try {
             docker.streams().execStartCmd(execId).withDetach(false).withTty(false).withStdIn(p.stdin.input())
                     .exec(p.callback);

@@ -83,4 +83,12 @@ final class ExecScripts {
      */
     static final String RUN = ContainerShell.run(KILL_GROUP_FUNCTION, "", ContainerShell.FRAMED_STDIN_DECODER,
             "killgroup \"$g\" \"$$\"");
+
+    /**
+     * {@link #RUN} for a long-lived program whose stdin is raw ({@link FramedStdin#raw()}): one {@code cat} copies it
+     * to the program, so no process is started per write (the program's input keeps flowing at the pids limit); the
+     * program never sees an end of file from the engine.
+     */
+    static final String RUN_RAW_STDIN = ContainerShell.run(KILL_GROUP_FUNCTION, "", "cat",
+            "killgroup \"$g\" \"$$\"");
 }

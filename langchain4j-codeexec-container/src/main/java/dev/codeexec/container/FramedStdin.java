@@ -17,6 +17,12 @@ import org.slf4j.LoggerFactory;
  * ({@code <length>\n} and the bytes) and {@link #close()} sends {@code 0\n}; the run's wrapper
  * ({@link ExecScripts#RUN}) decodes the frames into a FIFO the program reads, and closes it at {@code 0\n}.
  *
+ * <p>{@linkplain #raw() Raw}, for a long-lived program that never needs an end of file (the workspace's Python
+ * kernel, whose relay is stopped by a kill): the bytes go unframed, {@link #close()} only ends the sending, and the
+ * wrapper ({@link ExecScripts#RUN_RAW_STDIN}) copies them with one {@code cat}. The frames' decoder starts a
+ * {@code head} per write, which costs a process per write and stops at the container's pids limit (a cell's fork
+ * loop would end the kernel's input); one {@code cat}, started with the program, forks nothing afterwards.
+ *
  * <p>The {@link #input()} side is what docker-java pumps into the connection from its own thread. Writes block while
  * the queue is full (the program does not read), until {@link #kill()} when the program ended.
  *
@@ -31,9 +37,24 @@ final class FramedStdin extends OutputStream {
     private static final byte[] END = new byte[0];
 
     private final BlockingQueue<byte[]> queue = new ArrayBlockingQueue<>(64);
+    private final boolean framed;
     private volatile boolean closed;
     private volatile boolean dead;
     private final InputStream input = new Input();
+
+    /** Framed input with an end of file ({@link ExecScripts#RUN}'s). */
+    FramedStdin() {
+        this(true);
+    }
+
+    private FramedStdin(boolean framed) {
+        this.framed = framed;
+    }
+
+    /** Raw input without an end of file ({@link ExecScripts#RUN_RAW_STDIN}'s): each write's bytes as they are. */
+    static FramedStdin raw() {
+        return new FramedStdin(false);
+    }
 
     /** What docker-java reads and sends to the exec. */
     InputStream input() {
@@ -53,6 +74,12 @@ final class FramedStdin extends OutputStream {
         if (len == 0) {
             return;
         }
+        if (!framed) {
+            byte[] copy = new byte[len];
+            System.arraycopy(b, off, copy, 0, len);
+            put(copy);
+            return;
+        }
         byte[] head = (len + "\n").getBytes(StandardCharsets.US_ASCII);
         byte[] frame = new byte[head.length + len];
         System.arraycopy(head, 0, frame, 0, head.length);
@@ -67,7 +94,9 @@ final class FramedStdin extends OutputStream {
         }
         closed = true;
         if (!dead) {
-            put("0\n".getBytes(StandardCharsets.US_ASCII));
+            if (framed) {
+                put("0\n".getBytes(StandardCharsets.US_ASCII));
+            }
             put(END);
         }
     }

@@ -9,12 +9,15 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.codeexec.jupyter.BoundaryKernels;
+import dev.codeexec.jupyter.KernelLauncher;
+import dev.codeexec.jupyter.KernelOptions;
 import dev.codeexec.spi.host.QuotaVolumes;
 
 /**
  * The container backend builds on the engine contract, the SPI and the workspace rules alone, uses of the host
- * family only the size-bounded volumes, starts no host process, and shows only its engine. See "Layers" in
- * {@code docs/backend-authors.md}.
+ * family only the size-bounded volumes and of the Jupyter module only the kernels inside a boundary, starts no host
+ * process, and shows only its engine. See "Layers" in {@code docs/backend-authors.md}.
  */
 @AnalyzeClasses(packages = "dev.codeexec.container", importOptions = ImportOption.DoNotIncludeTests.class)
 class ContainerArchitectureTest {
@@ -30,8 +33,18 @@ class ContainerArchitectureTest {
     static final ArchRule container_uses_no_internal_code_and_no_other_backend = noClasses()
             .that().resideInAPackage("dev.codeexec.container..")
             .should().dependOnClassesThat().resideInAnyPackage("dev.codeexec.internal..", "dev.codeexec.local..",
-                    "dev.codeexec.sandbox..", "dev.codeexec.jupyter..", "dev.codeexec.e2b..")
+                    "dev.codeexec.sandbox..", "dev.codeexec.e2b..")
             .because("a backend builds on the core's API and SPI; internal code serves the core alone");
+
+    @ArchTest
+    static final ArchRule of_the_jupyter_module_only_the_boundary_kernels = noClasses()
+            .that().resideInAPackage("dev.codeexec.container..")
+            .should().dependOnClassesThat(resideInAPackage("dev.codeexec.jupyter..")
+                    .and(not(name(BoundaryKernels.class.getName())))
+                    .and(not(name(KernelOptions.class.getName())))
+                    .and(not(name(KernelLauncher.class.getName()))))
+            .because("the container's Python kernel is the Jupyter module's BoundaryKernels, started through this "
+                    + "engine's own run planning; the host Jupyter engine's parts are not a container's");
 
     @ArchTest
     static final ArchRule of_the_host_family_only_the_volumes = noClasses()

@@ -134,6 +134,27 @@ class FramedStdinTest {
         assertThat(pumping.get()).isNotNull().isNotInstanceOf(ThreadGroup.class);
     }
 
+    @Test
+    void should_send_raw_bytes_unchanged_and_no_end_frame_when_raw() throws IOException {
+        FramedStdin stdin = FramedStdin.raw();
+        byte[] every = new byte[512];
+        for (int i = 0; i < every.length; i++) {
+            every[i] = (byte) i; // every byte value twice: CR, LF, NUL and digits among them
+        }
+        stdin.write(every);
+        stdin.write("0\n".getBytes(StandardCharsets.US_ASCII));
+        stdin.write(every, 10, 3);
+        stdin.close();
+
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        expected.write(every);
+        expected.write('0');
+        expected.write('\n');
+        expected.write(every, 10, 3);
+        assertThat(stdin.input().readAllBytes()).isEqualTo(expected.toByteArray());
+        assertThatThrownBy(() -> stdin.write('x')).isInstanceOf(IOException.class);
+    }
+
     // ------------------------------------------------------------------ the wrapper's side
 
     private static String wire(FramedStdin stdin) throws IOException {
