@@ -60,6 +60,13 @@ final class Backends {
                     + "host's network. Use the sandbox or container backend (an egress proxy of the engine's own) or "
                     + "e2b (E2B's firewall), or remove the codeexec.network rules");
         }
+        if (p.getPythonKernel().isEnabled() && backend != CodeExecBackend.SANDBOX
+                && backend != CodeExecBackend.CONTAINER && backend != CodeExecBackend.JUPYTER) {
+            throw new IllegalStateException("codeexec.python-kernel.enabled needs codeexec.backend=sandbox or "
+                    + "container (a kernel inside their boundary) or jupyter (a kernel on this host); codeexec.backend="
+                    + backend.id() + " runs each python block as a program" + (backend == CodeExecBackend.E2B
+                    ? " unless its code interpreter keeps the state (codeexec.e2b.*)" : ""));
+        }
         if (!ClassUtils.isPresent(backend.engineClass(), loader)) {
             throw new IllegalStateException("codeexec.backend=" + backend.id() + " needs the module " + backend.module()
                     + " on the class path, and it is not there: add it as a dependency (the starter declares the "
@@ -69,9 +76,10 @@ final class Backends {
             return switch (backend) {
                 case LOCAL -> LocalEngine.builder().baseDir(p.getLocal().getBaseDir()).artifactService(artifacts)
                         .build();
-                case SANDBOX -> SandboxBackend.create(p.getSandbox(), artifacts, policy, network);
-                case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts, network);
-                case JUPYTER -> JupyterBackend.create(p.getJupyter(), artifacts);
+                case SANDBOX -> SandboxBackend.create(p.getSandbox(), artifacts, policy, network,
+                        p.getPythonKernel());
+                case CONTAINER -> ContainerBackend.create(p.getContainer(), artifacts, network, p.getPythonKernel());
+                case JUPYTER -> JupyterBackend.create(p.getJupyter(), artifacts, p.getPythonKernel());
                 case E2B -> E2bBackend.create(p.getE2b(), artifacts, variables, network, p.getNetwork());
                 case KUBERNETES -> KubernetesBackend.create(p.getKubernetes(), artifacts, beans, network);
             };

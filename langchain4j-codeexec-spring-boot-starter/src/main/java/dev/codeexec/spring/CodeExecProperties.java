@@ -63,6 +63,7 @@ public class CodeExecProperties {
     private final KubernetesProperties kubernetes = new KubernetesProperties();
     @NestedConfigurationProperty
     private final NetworkProperties network = new NetworkProperties();
+    private final PythonKernelProperties pythonKernel = new PythonKernelProperties();
 
     /** Where workspace_save_artifact saves. An ArtifactService bean of the application's own replaces it. */
     public static class Artifacts {
@@ -407,6 +408,10 @@ public class CodeExecProperties {
 
     public KubernetesProperties getKubernetes() {
         return kubernetes;
+    }
+
+    public PythonKernelProperties getPythonKernel() {
+        return pythonKernel;
     }
 
     public NetworkProperties getNetwork() {

@@ -11,7 +11,7 @@ final class ContainerBackend {
     }
 
     static ContainerEngine create(CodeExecProperties.Container p, ArtifactService artifacts,
-                                  NetworkSettings network) {
+                                  NetworkSettings network, PythonKernelProperties kernel) {
         if (p.getImage() == null || p.getImage().isBlank()) {
             throw new InvalidConfigurationPropertyValueException("codeexec.container.image", p.getImage(),
                     "the container backend needs an image that is present on the engine (it is never pulled)");
@@ -50,6 +50,9 @@ final class ContainerBackend {
         }
         if (p.getRuntime() != null) {
             b.runtime(p.getRuntime());
+        }
+        if (kernel.isEnabled()) {
+            b.pythonKernel(PythonKernels.options(kernel));
         }
         return b.build();
     }

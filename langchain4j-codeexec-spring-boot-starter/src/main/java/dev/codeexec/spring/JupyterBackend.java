@@ -10,7 +10,8 @@ final class JupyterBackend {
     private JupyterBackend() {
     }
 
-    static JupyterEngine create(CodeExecProperties.Jupyter p, ArtifactService artifacts) {
+    static JupyterEngine create(CodeExecProperties.Jupyter p, ArtifactService artifacts,
+                                PythonKernelProperties kernel) {
         JupyterEngine.Builder b = JupyterEngine.builder().artifactService(artifacts);
         if (p.getBaseDir() != null) {
             b.baseDir(p.getBaseDir());
@@ -24,6 +25,9 @@ final class JupyterBackend {
                         p.getKernelStartTimeout(), "must be positive");
             }
             b.kernelStartTimeout(p.getKernelStartTimeout());
+        }
+        if (kernel.getIdleTimeout() != null) {
+            b.idleTimeout(PythonKernels.positive("codeexec.python-kernel.idle-timeout", kernel.getIdleTimeout()));
         }
         return b.build();
     }

@@ -15,7 +15,7 @@ final class SandboxBackend {
     }
 
     static SandboxEngine create(CodeExecProperties.Sandbox p, ArtifactService artifacts, CommandPolicy policy,
-                                NetworkSettings network) {
+                                NetworkSettings network, PythonKernelProperties kernel) {
         PermissionProfile profile;
         try {
             profile = PermissionProfile.preset(p.getProfile());
@@ -43,6 +43,9 @@ final class SandboxBackend {
         }
         if (policy != null && policy.isEnforcing()) {
             b.hideDeniedExecutables(policy);
+        }
+        if (kernel.isEnabled()) {
+            b.pythonKernel(PythonKernels.options(kernel));
         }
         return b.build();
     }

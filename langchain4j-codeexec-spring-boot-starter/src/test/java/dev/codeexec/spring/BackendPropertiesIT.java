@@ -58,6 +58,31 @@ class BackendPropertiesIT {
     }
 
     @Test
+    void should_keep_python_state_in_the_sandbox_kernel_when_the_python_kernel_is_enabled() {
+        Requirements.requireCommand("bwrap");
+        runner("codeexec.backend=sandbox", "codeexec.python-kernel.enabled=true",
+                "codeexec.python-kernel.idle-timeout=10m").run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(Engine.class).describe().statefulCells()).isTrue();
+                    CodeExecution codeExec = ctx.getBean(CodeExecution.class);
+                    ToolCalls.call(codeExec, "c1", "execute_code", "{\"language\":\"python\",\"code\":\"x = 6 * 7\"}");
+                    ToolExecutionResult r = ToolCalls.call(codeExec, "c1", "execute_code",
+                            "{\"language\":\"python\",\"code\":\"print(x)\"}");
+                    assertThat(r.isError()).as(r.resultText()).isFalse();
+                    assertThat(r.resultText()).contains("42");
+                });
+    }
+
+    @Test
+    void should_refuse_the_python_kernel_on_a_backend_without_one() {
+        runner("codeexec.backend=local", "codeexec.python-kernel.enabled=true").run(ctx -> {
+            assertThat(ctx).hasFailed();
+            assertThat(ctx.getStartupFailure()).rootCause().hasMessageContaining("codeexec.python-kernel.enabled")
+                    .hasMessageContaining("sandbox or container");
+        });
+    }
+
+    @Test
     void should_run_in_a_jupyter_kernel_configured_by_properties() throws Exception {
         Requirements.require(importsIpykernel("/usr/bin/python3"), "/usr/bin/python3 with ipykernel "
                 + "(Debian: apt-get install python3-ipykernel)");
