@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
@@ -85,6 +86,12 @@ public final class QuotaVolumes implements AutoCloseable {
     private final Tools tools;
     private final FileChannel lockChannel;
     private final FileLock lock;
+    /**
+     * The lock files the engines of this JVM hold. A POSIX record lock belongs to the process and goes when it closes
+     * <em>any</em> descriptor of the file: the orphan check must never open a lock file of this JVM's, or another
+     * JVM's check would then find that engine's volumes orphaned and unmount them under it.
+     */
+    private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
 
     private QuotaVolumes(Path dir, long defaultQuota, int reserveGroup, boolean noexec, Tools tools)
             throws IOException {
@@ -95,6 +102,16 @@ public final class QuotaVolumes implements AutoCloseable {
         this.tools = tools;
         this.lockChannel = FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         this.lock = lockChannel.lock();
+        HELD.add(heldKey(dir.resolve(LOCK)));
+    }
+
+    /** How {@link #HELD} names a lock file: its real path where it has one. */
+    private static Path heldKey(Path lockFile) {
+        try {
+            return lockFile.toRealPath();
+        } catch (IOException e) {
+            return lockFile.toAbsolutePath().normalize();
+        }
     }
 
     /**
@@ -286,6 +303,7 @@ public final class QuotaVolumes implements AutoCloseable {
     /** Releases the engine's lock; every volume must be released first. */
     @Override
     public void close() {
+        HELD.remove(heldKey(dir.resolve(LOCK)));
         try {
             lock.release();
             lockChannel.close();
@@ -393,6 +411,9 @@ public final class QuotaVolumes implements AutoCloseable {
     private static boolean isOrphaned(Path lockFile, boolean imageDeleted) {
         if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS)) {
             return imageDeleted;
+        }
+        if (HELD.contains(heldKey(lockFile))) {
+            return false; // held by an engine of this JVM: opening it would drop that engine's lock (see HELD)
         }
         try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
             FileLock l = ch.tryLock();

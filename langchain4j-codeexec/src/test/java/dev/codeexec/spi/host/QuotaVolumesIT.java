@@ -67,6 +67,37 @@ class QuotaVolumesIT {
         }
     }
 
+    /** Whether another process can take the record lock on {@code lockFile} now (python's lockf, non-blocking). */
+    private static boolean lockableByAnotherProcess(Path lockFile) throws Exception {
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", "import fcntl, sys\n"
+                + "f = open(sys.argv[1], 'r+')\n"
+                + "try:\n    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept OSError:\n    sys.exit(3)\n",
+                lockFile.toString()).redirectErrorStream(true).start();
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(new String(p.getInputStream().readAllBytes())).isIn(0, 3);
+        return p.exitValue() == 0;
+    }
+
+    @Test
+    void should_keep_a_live_engines_lock_when_another_engine_of_this_jvm_sweeps_orphans() throws Exception {
+        Requirements.require(Files.isExecutable(Path.of("/usr/bin/python3")), "/usr/bin/python3");
+        QuotaVolumes live = QuotaVolumes.probe(tmp.resolve("live"), QuotaVolumes.MIN_QUOTA, -1, false);
+        Path lockFile = tmp.resolve("live/volumes/.lock");
+        live.mount("ws-1", 0);
+        try {
+            // A second engine's start sweeps orphans: closing any descriptor of a lock file would drop this JVM's lock.
+            QuotaVolumes.probe(tmp.resolve("second"), QuotaVolumes.MIN_QUOTA, -1, false).close();
+            QuotaVolumes.reapOrphans();
+
+            assertThat(lockableByAnotherProcess(lockFile)).as("the live engine's lock, seen from another process")
+                    .isFalse();
+        } finally {
+            live.release("ws-1");
+            live.close();
+        }
+        assertThat(lockableByAnotherProcess(lockFile)).as("positive control: free once the engine closed").isTrue();
+    }
+
     @Test
     void should_refuse_a_quota_below_the_smallest() {
         assertThatThrownBy(() -> QuotaVolumes.validate(QuotaVolumes.MIN_QUOTA - 1))
