@@ -1,9 +1,13 @@
 package dev.codeexec.artifact;
 
+import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
@@ -70,6 +74,42 @@ public interface ArtifactService {
             throw new UncheckedIOException(e);
         }
         return save(name, bytes, mimeType);
+    }
+
+    /**
+     * Saves a new version whose bytes {@code writer} pushes, streamed: the way to store something produced in one
+     * pass from many sources without holding it in memory. When the writer throws, no version is saved.
+     *
+     * <p>The default has the writer fill a private temporary file and saves that with
+     * {@link #saveStream(String, InputStream, String)}; {@link FileSystemArtifactService} writes straight into the
+     * version's own temporary file, {@link InMemoryArtifactService} into memory.
+     *
+     * @param name     the artifact name (see the rules above)
+     * @param writer   produces the bytes
+     * @param mimeType as for {@link #save(String, byte[], String)}
+     * @return the exact reference of the new version
+     * @throws UncheckedIOException     when the writer failed with an {@link IOException} (nothing was saved); a
+     *                                  runtime exception of the writer is passed on as it is
+     * @throws IllegalArgumentException for a bad name or MIME type
+     */
+    default ArtifactRef saveWritten(String name, ArtifactWriter writer, String mimeType) {
+        ArtifactNames.validate(name);
+        ArtifactNames.mimeType(mimeType);
+        java.util.Objects.requireNonNull(writer, "writer");
+        Path temp = null;
+        try {
+            temp = ArtifactStoreFiles.privateTempFile();
+            try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(temp))) {
+                writer.write(out);
+            }
+            try (InputStream in = Files.newInputStream(temp)) {
+                return saveStream(name, in, mimeType);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            ArtifactStoreFiles.deleteQuietly(temp);
+        }
     }
 
     /**

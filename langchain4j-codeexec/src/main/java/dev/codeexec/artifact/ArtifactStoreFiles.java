@@ -121,6 +121,26 @@ final class ArtifactStoreFiles {
         return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
     }
 
+    /** A new temporary file of the platform's temporary directory, readable by its owner only where POSIX. */
+    static Path privateTempFile() throws IOException {
+        boolean posixTemp = java.nio.file.FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+        return posixTemp
+                ? Files.createTempFile("codeexec-artifact-", ".part",
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
+                : Files.createTempFile("codeexec-artifact-", ".part");
+    }
+
+    /** Deletes a file if there is one, ignoring failures: for temporary files on the way out of a failure. */
+    static void deleteQuietly(Path file) {
+        if (file != null) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException e) {
+                // left for the platform's temporary-file cleaning; the failure that matters is already on its way
+            }
+        }
+    }
+
     static void writeFully(FileChannel ch, byte[] bytes) throws IOException {
         ByteBuffer buf = ByteBuffer.wrap(bytes);
         while (buf.hasRemaining()) {

@@ -2,7 +2,6 @@ package dev.codeexec.artifact;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.codeexec.engine.BackendUnavailableException;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -12,13 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 
 /**
  * The streaming side of {@link FileSystemArtifactService}: a save that copies a stream into the temporary file while
- * hashing it, and a read that lends the content file as a stream whose end checks the size and SHA-256 recorded at
- * save time, so that neither ever holds a whole version in memory.
+ * hashing it (or while a writer pushes it), and a read that lends the content file through a
+ * {@link DigestCheckingStream} whose end checks the size and SHA-256 recorded at save time, so that neither ever holds a whole version in memory.
  */
 final class ArtifactStreams {
 
@@ -36,7 +33,7 @@ final class ArtifactStreams {
 
     /** Copies {@code in} into {@code ch}, hashing it; returns the version's metadata. */
     static byte[] copy(InputStream in, FileChannel ch, String mime) throws IOException {
-        MessageDigest sha = sha256();
+        MessageDigest sha = DigestCheckingStream.sha256();
         byte[] buf = new byte[BUFFER];
         long size = 0;
         while (true) {
@@ -56,7 +53,83 @@ final class ArtifactStreams {
             }
             size += n;
         }
-        return ArtifactVersions.metadata(size, HexFormat.of().formatHex(sha.digest()), mime);
+        return ArtifactVersions.metadata(size, DigestCheckingStream.hex(sha), mime);
+    }
+
+    /**
+     * Lets {@code writer} push the bytes into {@code ch}, hashing them; returns the version's metadata. A failure to
+     * write the channel is the store's; any other {@link IOException} of the writer is its own ({@link SourceFailure}).
+     */
+    static byte[] write(ArtifactWriter writer, FileChannel ch, String mime) throws IOException {
+        HashingChannelOutput out = new HashingChannelOutput(ch);
+        try {
+            writer.write(out);
+            out.flush();
+        } catch (StoreFailure e) {
+            throw (IOException) e.getCause();
+        } catch (IOException e) {
+            throw new SourceFailure(e);
+        }
+        return ArtifactVersions.metadata(out.size, DigestCheckingStream.hex(out.sha), mime);
+    }
+
+    /** A failure of the store's own channel, carried through the writer to tell it from the writer's failures. */
+    private static final class StoreFailure extends IOException {
+        StoreFailure(IOException cause) {
+            super(cause.getMessage(), cause);
+        }
+    }
+
+    /** Buffers, hashes and counts what the writer pushes, then writes it into the channel. */
+    private static final class HashingChannelOutput extends java.io.OutputStream {
+        private final FileChannel ch;
+        private final MessageDigest sha = DigestCheckingStream.sha256();
+        private final ByteBuffer buf = ByteBuffer.allocate(BUFFER);
+        private long size;
+
+        HashingChannelOutput(FileChannel ch) {
+            this.ch = ch;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            if (!buf.hasRemaining()) {
+                flush();
+            }
+            buf.put((byte) b);
+            sha.update((byte) b);
+            size++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            sha.update(b, off, len);
+            size += len;
+            while (len > 0) {
+                if (!buf.hasRemaining()) {
+                    flush();
+                }
+                int n = Math.min(len, buf.remaining());
+                buf.put(b, off, n);
+                off += n;
+                len -= n;
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            buf.flip();
+            try {
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+            } catch (IOException e) {
+                throw new StoreFailure(e);
+            } finally {
+                buf.clear();
+            }
+        }
     }
 
     /** Whether a version is visible: its content and metadata files exist as regular files (links not followed). */
@@ -75,65 +148,14 @@ final class ArtifactStreams {
         String expected = meta.path("sha256").asText("");
         try (InputStream raw = Files.newInputStream(dir.resolve(ArtifactVersions.contentFile(version)),
                 LinkOption.NOFOLLOW_LINKS)) {
-            InputStream checked = new Checked(raw, size, expected, name, version);
+            InputStream checked = new DigestCheckingStream(raw, expected, size, what -> new IOException(
+                    new BackendUnavailableException("artifact '" + name + "' version " + version
+                            + " is damaged in the store (size or checksum differs from what was saved)")));
             try {
                 return reader.read(checked, size);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-        }
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform provides SHA-256", e);
-        }
-    }
-
-    /** Hashes what passes; at the end, fails when size or digest differ from what was saved. */
-    private static final class Checked extends FilterInputStream {
-        private final MessageDigest sha = sha256();
-        private final long size;
-        private final String expected;
-        private final String name;
-        private final int version;
-        private long read;
-
-        Checked(InputStream in, long size, String expected, String name, int version) {
-            super(in);
-            this.size = size;
-            this.expected = expected;
-            this.name = name;
-            this.version = version;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            int n = super.read(b, off, len);
-            if (n > 0) {
-                sha.update(b, off, n);
-                read += n;
-            } else if (n < 0 && (read != size || !HexFormat.of().formatHex(sha.digest()).equals(expected))) {
-                throw new IOException(new BackendUnavailableException("artifact '" + name + "' version " + version
-                        + " is damaged in the store (size or checksum differs from what was saved)"));
-            }
-            return n;
-        }
-
-        @Override
-        public long skip(long n) throws IOException {
-            byte[] buf = new byte[(int) Math.min(n, BUFFER)];
-            int r = read(buf, 0, buf.length);
-            return Math.max(r, 0);
         }
     }
 }

@@ -13,11 +13,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -160,11 +158,9 @@ final class ArtifactVersions {
     }
 
     private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform provides SHA-256", e);
-        }
+        MessageDigest sha = DigestCheckingStream.sha256();
+        sha.update(bytes);
+        return DigestCheckingStream.hex(sha);
     }
 
     /** True for a content file's name ({@code v<n>.bin}). */

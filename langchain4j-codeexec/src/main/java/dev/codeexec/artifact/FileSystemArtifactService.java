@@ -156,6 +156,14 @@ public final class FileSystemArtifactService implements ArtifactService {
         return save(name, ch -> ArtifactStreams.copy(content, ch, mime), mimeType);
     }
 
+    /** Writes the producer's bytes straight into the version's temporary file, hashing them on the way. */
+    @Override
+    public ArtifactRef saveWritten(String name, ArtifactWriter writer, String mimeType) {
+        Objects.requireNonNull(writer, "writer");
+        String mime = ArtifactNames.mimeType(mimeType);
+        return save(name, ch -> ArtifactStreams.write(writer, ch, mime), mimeType);
+    }
+
     /** Streams the content file, checking its size and SHA-256 against the metadata when the reader reaches its end. */
     @Override
     public <T> T read(String name, int version, ArtifactReader<T> reader) {

@@ -34,6 +34,21 @@ public final class InMemoryArtifactService implements ArtifactService {
     public InMemoryArtifactService() {
     }
 
+    /** Collects the writer's bytes in memory (where this store keeps them anyway), then saves them. */
+    @Override
+    public ArtifactRef saveWritten(String name, ArtifactWriter writer, String mimeType) {
+        ArtifactNames.validate(name);
+        ArtifactNames.mimeType(mimeType);
+        Objects.requireNonNull(writer, "writer");
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try {
+            writer.write(out);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return save(name, out.toByteArray(), mimeType);
+    }
+
     @Override
     public ArtifactRef save(String name, byte[] content, String mimeType) {
         ArtifactNames.validate(name);

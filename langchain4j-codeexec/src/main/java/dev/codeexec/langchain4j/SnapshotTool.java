@@ -51,7 +51,7 @@ final class SnapshotTool implements ToolHandler {
             attrs.put("skipped", s.manifest().skipped().size());
             StringBuilder text = new StringBuilder("saved snapshot ").append(s.label()).append(": ")
                     .append(s.manifest().fileCount()).append(" files, ").append(s.manifest().totalBytes())
-                    .append(" bytes (").append(s.blobsStored()).append(" new contents stored) from ")
+                    .append(" bytes from ")
                     .append(String.join(", ", options.walkedRoots())).append('.');
             if (!s.manifest().skipped().isEmpty()) {
                 text.append(" Skipped ").append(s.manifest().skipped().size())

@@ -64,6 +64,45 @@ public abstract class ArtifactServiceContractTest {
     }
 
     @Test
+    void should_save_what_a_writer_pushes_when_saving_written() {
+        byte[] big = new byte[200 * 1024 + 7];
+        for (int i = 0; i < big.length; i++) {
+            big[i] = (byte) (i * 31);
+        }
+        ArtifactRef ref = service.saveWritten("pack.bin", out -> {
+            out.write('<');
+            out.write(big, 0, 1000);
+            out.write(big, 1000, big.length - 1000);
+            out.write('>');
+        }, "application/x-test");
+
+        Artifact a = service.load(ref);
+        assertThat(ref).isEqualTo(new ArtifactRef("pack.bin", 1));
+        assertThat(a.size()).isEqualTo(big.length + 2L);
+        assertThat(a.content()[0]).isEqualTo((byte) '<');
+        assertThat(java.util.Arrays.copyOfRange(a.content(), 1, big.length + 1)).isEqualTo(big);
+        assertThat(a.mimeType()).isEqualTo("application/x-test");
+    }
+
+    @Test
+    void should_save_no_version_when_a_writer_fails() {
+        java.io.IOException boom = new java.io.IOException("source gone");
+        IllegalStateException own = new IllegalStateException("bound crossed");
+
+        assertThatThrownBy(() -> service.saveWritten("pack.bin", out -> {
+            out.write(new byte[100_000]);
+            throw boom;
+        }, null)).isInstanceOf(java.io.UncheckedIOException.class).hasRootCauseMessage("source gone");
+        assertThatThrownBy(() -> service.saveWritten("pack.bin", out -> {
+            out.write(new byte[100_000]);
+            throw own;
+        }, null)).isSameAs(own);
+        assertThat(service.versions("pack.bin")).isEmpty();
+        // The control: a writer that finishes saves version 1.
+        assertThat(service.saveWritten("pack.bin", out -> out.write(1), null).version()).isEqualTo(1);
+    }
+
+    @Test
     void should_load_each_version_with_its_bytes_and_mime_type_when_asked_by_number() {
         service.save("data.bin", new byte[] {0, 1, 2, (byte) 0xff}, "application/x-test");
         service.save("data.bin", utf8("second"), "text/plain; charset=utf-8");

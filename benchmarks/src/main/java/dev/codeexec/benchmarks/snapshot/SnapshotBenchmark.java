@@ -17,16 +17,14 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Random;
 
 /**
- * A snapshot and a restore of a workspace of 10,000 files and 100 MB (10 KiB each, random bytes, so no two share a
- * blob) on the local engine into a {@link FileSystemArtifactService}, against {@code tar} of the same tree in the same
+ * A snapshot and a restore of a workspace of 10,000 files and 100 MB (10 KiB each, random bytes) on the local engine into a {@link FileSystemArtifactService}, against {@code tar} of the same tree in the same
  * run: {@code tar -cf} of {@code work/}, {@code out/}, {@code home/} into a file on the same file system, and
  * {@code tar -xf} of it into an empty directory. Both also against the same tar followed by {@code sync}, since the
- * store forces every blob and manifest to disk and tar does not. Each sample captures into a fresh store (every blob
- * new) and restores into a fresh workspace; samples alternate between the contenders.
+ * store forces the pack and the manifest to disk and tar does not. Each sample captures into a fresh store and
+ * restores into a fresh workspace; samples alternate between the contenders.
  * Usage: {@code SnapshotBenchmark [samples [files [bytesPerFile [directory]]]]}; the directory (default: the system's
- * temporary directory) holds the workspaces, the store and the archives. On a disk, most of a capture is the store's
- * forced writes (three per new blob); on tmpfs ({@code /dev/shm}) they cost nothing, which leaves the snapshot's own
- * work.
+ * temporary directory) holds the workspaces, the store and the archives; on tmpfs ({@code /dev/shm}) forced writes
+ * cost nothing, which leaves the snapshot's own work.
  */
 public final class SnapshotBenchmark {
 

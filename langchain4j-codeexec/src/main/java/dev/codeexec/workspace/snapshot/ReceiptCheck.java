@@ -1,5 +1,6 @@
 package dev.codeexec.workspace.snapshot;
 
+import dev.codeexec.artifact.DigestCheckingStream;
 import dev.codeexec.engine.Engine;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceEntry;

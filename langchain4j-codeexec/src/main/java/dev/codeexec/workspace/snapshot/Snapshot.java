@@ -4,26 +4,32 @@ import dev.codeexec.artifact.ArtifactRef;
 import java.util.Objects;
 
 /**
- * A snapshot that was stored: its name and version, the manifest's artifact, the manifest, and how many blobs the
- * capture had to store (files whose content no earlier snapshot of the same store held).
+ * A snapshot that was stored: its name and version, the artifacts holding its manifest and its pack (the files'
+ * bytes), and the manifest. Each version is self-contained: restoring it needs these two artifacts and nothing else.
  *
  * @param name        the snapshot's name
  * @param version     its version (each capture of a name is the next version)
  * @param manifestRef the artifact holding the manifest
+ * @param packRef     the artifact holding the files' bytes
  * @param manifest    the manifest
- * @param blobsStored blobs this capture stored; the rest were already in the store
  */
-public record Snapshot(String name, int version, ArtifactRef manifestRef, SnapshotManifest manifest,
-                       int blobsStored) {
+public record Snapshot(String name, int version, ArtifactRef manifestRef, ArtifactRef packRef,
+                       SnapshotManifest manifest) {
 
     public Snapshot {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(manifestRef, "manifestRef");
+        Objects.requireNonNull(packRef, "packRef");
         Objects.requireNonNull(manifest, "manifest");
     }
 
     /** {@code name@version}. */
     public String label() {
         return name + "@" + version;
+    }
+
+    /** The bytes stored for the files (the pack's size). */
+    public long storedBytes() {
+        return manifest.packSize();
     }
 }

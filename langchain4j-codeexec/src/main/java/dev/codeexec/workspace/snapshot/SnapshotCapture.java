@@ -1,5 +1,6 @@
 package dev.codeexec.workspace.snapshot;
 
+import dev.codeexec.artifact.DigestCheckingStream;
 import dev.codeexec.artifact.ArtifactRef;
 import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Engine;
@@ -7,32 +8,34 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceEntry;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.security.MessageDigest;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Takes one snapshot, in three steps that never hold a file in memory:
+ * Takes one snapshot in one read of the workspace, never holding a file in memory:
  * <ol>
  *   <li>select the entries (bounds checked on the listed sizes, before anything is read);</li>
- *   <li>hash every file, streamed from the engine, checking the byte bound again as the bytes arrive (a file may have
- *       grown since it was listed);</li>
- *   <li>store the blobs the store does not hold yet, streamed again from the engine through a
- *       {@link DigestCheckingStream}, so that a blob is kept only when its bytes have the digest the manifest will
- *       record; then store the manifest.</li>
+ *   <li>stream every file from the engine into the snapshot's new pack version, hashing each file's bytes as they
+ *       pass and checking the byte bound again as they arrive (a file may have grown since it was listed);</li>
+ *   <li>store the manifest, which records each file's digest, size and offset in the pack.</li>
  * </ol>
- * A bound crossed in step 1 or 2 stores nothing. A failure in step 3 stores no manifest (blobs already stored stay:
- * they are content-addressed, and a later capture reuses them). Reading twice costs a second read of new files; in
- * exchange no temporary copy is needed, and only content new to the store is read twice.
+ * The digest is of exactly the bytes written to the pack, so the manifest and the pack agree even when a background
+ * program writes meanwhile (what it wrote lands or does not, as in any copy). A bound crossed or a read that fails
+ * stores nothing: the pack's version is published only when complete, and the manifest only after it.
+ *
+ * <p>Why one pack rather than one artifact per distinct content: an artifact store's save is made durable one by one
+ * (a synced file, a claimed version, a synced directory), which for ten thousand small files cost tens of times what
+ * copying the bytes does; one pack is one sequential write synced once. Identical files are stored as often as they
+ * occur, as in an archive.
  *
  * <p>The caller serialises: no run of the same workspace may write while this reads (the tools and
- * {@code WorkspaceIO} hold the workspace's lock). A file that changes between the two reads anyway (a background
- * program) makes the capture fail rather than record a digest that does not match its blob.
+ * {@code WorkspaceIO} hold the workspace's lock).
  */
 final class SnapshotCapture {
 
@@ -49,14 +52,27 @@ final class SnapshotCapture {
         if (!sel.complete()) {
             throw new CodeExecException("the workspace could not be listed completely; nothing was recorded");
         }
-        Map<String, String[]> hashed = hash(engine, ws, sel.filePaths(), o.maxTotalBytes());
-        int stored = storeBlobs(engine, ws, store, hashed);
+        PackWriter pack = new PackWriter(o.maxTotalBytes());
+        ArtifactRef packRef;
+        try {
+            packRef = store.artifacts().saveWritten(store.packName(name), out -> {
+                pack.out = out;
+                try {
+                    engine.fs().readFiles(ws, sel.filePaths(), pack::add);
+                } catch (PackWriter.OutputFailed e) {
+                    throw e.getCause(); // the store's own failure, reported by the store as such
+                }
+            }, "application/octet-stream");
+        } catch (UncheckedIOException e) {
+            throw new CodeExecException("the snapshot could not be written (" + e.getCause().getMessage()
+                    + "); nothing was recorded", e);
+        }
         List<SnapshotEntry> entries = new ArrayList<>();
         for (WorkspaceEntry e : sel.entries().values()) {
             entries.add(switch (e.kind()) {
                 case FILE -> {
-                    String[] h = hashed.get(e.path());
-                    yield SnapshotEntry.file(e.path(), Long.parseLong(h[1]), h[0], e.mode(),
+                    PackWriter.Packed p = pack.packed.get(e.path());
+                    yield SnapshotEntry.file(e.path(), p.size(), p.sha256(), p.offset(), e.mode(),
                             e.modified().equals(Instant.EPOCH) ? null : e.modified());
                 }
                 case DIRECTORY -> SnapshotEntry.directory(e.path(), e.mode());
@@ -65,83 +81,56 @@ final class SnapshotCapture {
             });
         }
         SnapshotManifest manifest = new SnapshotManifest(SnapshotManifest.FORMAT_VERSION, Instant.now(),
-                engine.name(), o.roots(), o.globs(), o.includeRuns(), entries);
+                engine.name(), o.roots(), o.globs(), o.includeRuns(), packRef.version(), pack.offset, entries);
         ArtifactRef ref = store.artifacts().save(manifestName, manifest.toJson(), "application/json");
-        return new Snapshot(name, ref.version(), ref, manifest, stored);
+        return new Snapshot(name, ref.version(), ref, packRef, manifest);
     }
 
-    /** Path to {sha256, size}, read from the engine. */
-    private static Map<String, String[]> hash(Engine engine, Workspace ws, List<String> paths, long maxBytes) {
-        Map<String, String[]> out = new HashMap<>();
-        long[] total = {0};
-        byte[] buf = new byte[64 * 1024];
-        engine.fs().readFiles(ws, paths, (path, size, in) -> {
+    /** Appends the files lent by the engine to the pack, recording each one's digest, size and offset. */
+    private static final class PackWriter {
+        private final long maxBytes;
+        private final byte[] buf = new byte[64 * 1024];
+        private final Map<String, Packed> packed = new HashMap<>();
+        private OutputStream out;
+        private long offset;
+
+        PackWriter(long maxBytes) {
+            this.maxBytes = maxBytes;
+        }
+
+        record Packed(long offset, long size, String sha256) {
+        }
+
+        /** Writing the pack failed: the store's failure, carried through the engine's read unchanged. */
+        static final class OutputFailed extends RuntimeException {
+            OutputFailed(IOException cause) {
+                super(cause);
+            }
+
+            @Override
+            public synchronized IOException getCause() {
+                return (IOException) super.getCause();
+            }
+        }
+
+        boolean add(String path, long listedSize, InputStream in) throws IOException {
             MessageDigest sha = DigestCheckingStream.sha256();
-            long n = 0;
+            long start = offset;
             for (int r; (r = in.read(buf)) >= 0; ) {
-                sha.update(buf, 0, r);
-                n += r;
-                total[0] += r;
-                if (total[0] > maxBytes) {
-                    throw new SnapshotLimitException(SnapshotLimitException.Bound.MAX_TOTAL_BYTES, maxBytes, total[0]);
+                if (offset + r > maxBytes) {
+                    throw new SnapshotLimitException(SnapshotLimitException.Bound.MAX_TOTAL_BYTES, maxBytes,
+                            offset + r);
                 }
+                sha.update(buf, 0, r);
+                try {
+                    out.write(buf, 0, r);
+                } catch (IOException e) {
+                    throw new OutputFailed(e); // through the engine's read, which reports IOExceptions as its own
+                }
+                offset += r;
             }
-            out.put(path, new String[] {DigestCheckingStream.hex(sha), Long.toString(n)});
+            packed.put(path, new Packed(start, offset - start, DigestCheckingStream.hex(sha)));
             return true;
-        });
-        return out;
-    }
-
-    /** Stores each digest the store lacks, from the first file that has it; returns how many were stored. */
-    private static int storeBlobs(Engine engine, Workspace ws, SnapshotStore store, Map<String, String[]> hashed) {
-        Map<String, String> toStore = new LinkedHashMap<>(); // path -> digest, one path per new digest
-        Map<String, Boolean> known = new HashMap<>();
-        for (Map.Entry<String, String[]> e : hashed.entrySet()) {
-            String sha = e.getValue()[0];
-            // Known: already in the store, or already chosen to be stored from another path.
-            if (known.computeIfAbsent(sha, s -> store.blobVersion(s) > 0)) {
-                continue;
-            }
-            toStore.put(e.getKey(), sha);
-            known.put(sha, true);
         }
-        if (toStore.isEmpty()) {
-            return 0;
-        }
-        try {
-            engine.fs().readFiles(ws, new ArrayList<>(toStore.keySet()), (path, size, in) -> {
-                String sha = toStore.get(path);
-                long expected = Long.parseLong(hashed.get(path)[1]);
-                save(store, sha, new DigestCheckingStream(in, sha, expected, path));
-                return true;
-            });
-        } catch (CodeExecException e) {
-            DigestCheckingStream.Mismatch m = mismatch(e);
-            if (m == null) {
-                throw e;
-            }
-            throw new CodeExecException("'" + m.path() + "' changed while the snapshot read it (" + m.getMessage()
-                    + "); no snapshot was recorded. A background program may be writing it: retry once it is done",
-                    e);
-        }
-        return toStore.size();
-    }
-
-    private static void save(SnapshotStore store, String sha, InputStream in) throws IOException {
-        try {
-            store.artifacts().saveStream(store.blobName(sha), in, "application/octet-stream");
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
-    }
-
-    /** The digest mismatch among the causes of a failure, or null. */
-    static DigestCheckingStream.Mismatch mismatch(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof DigestCheckingStream.Mismatch m) {
-                return m;
-            }
-        }
-        return null;
     }
 }

@@ -8,9 +8,11 @@ import java.util.List;
 /**
  * Where snapshots live in an {@link ArtifactService}, under a prefix (a conversation's scope, or none):
  * <pre>
- * &lt;prefix&gt;snapshots/blobs/&lt;sha256&gt;       one artifact per distinct content, version 1, shared by snapshots
- * &lt;prefix&gt;snapshots/manifests/&lt;name&gt;    the manifest, a new version per capture of that name
+ * &lt;prefix&gt;snapshots/packs/&lt;name&gt;        the files' bytes one after another, a new version per capture
+ * &lt;prefix&gt;snapshots/manifests/&lt;name&gt;    the manifest, a new version per capture, naming its pack's version
  * </pre>
+ * The pack is saved first and the manifest last, so a manifest only ever names a pack that was stored completely; a
+ * capture that fails between the two leaves a pack version no manifest names (removed with the snapshot's name).
  */
 final class SnapshotStore {
 
@@ -26,8 +28,10 @@ final class SnapshotStore {
         return artifacts;
     }
 
-    String blobName(String sha256) {
-        return prefix + "snapshots/blobs/" + sha256;
+    /** The pack artifact's name, for a snapshot name {@link #manifestName} accepted. */
+    String packName(String snapshot) {
+        manifestName(snapshot);
+        return prefix + "snapshots/packs/" + snapshot;
     }
 
     /** The manifest artifact's name; refuses a snapshot name that is not one safe path segment or more. */
@@ -38,12 +42,6 @@ final class SnapshotStore {
                     + " must be letters, digits, '.', '_' or '-' (segments separated by '/', at most 100 characters)");
         }
         return prefix + "snapshots/manifests/" + snapshot;
-    }
-
-    /** The version of a blob to read: the latest, or 0 when the store has none. */
-    int blobVersion(String sha256) {
-        List<Integer> v = artifacts.versions(blobName(sha256));
-        return v.isEmpty() ? 0 : v.get(v.size() - 1);
     }
 
     /** The name the model or application used, without the prefix. */

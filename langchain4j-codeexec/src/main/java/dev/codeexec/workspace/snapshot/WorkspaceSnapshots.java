@@ -8,8 +8,8 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Workspace snapshots: capture a workspace's files into an {@link ArtifactService} as a versioned, content-addressed
- * snapshot, and restore one into a workspace of the same or <em>another</em> engine, with a {@link RestoreReceipt} that
+ * Workspace snapshots: capture a workspace's files into an {@link ArtifactService} as a versioned snapshot (a pack of
+ * the files' bytes and a manifest giving each file's size, SHA-256, mode and place in the pack), and restore one into a workspace of the same or <em>another</em> engine, with a {@link RestoreReceipt} that
  * says what the engine shows afterwards. Everything goes through the engine's {@link dev.codeexec.engine.WorkspaceFS}
  * ({@code entries}, {@code readFiles}, {@code writeFile}), so any backend can be the source or the target, and files
  * are streamed: neither the workspace nor a file is ever held in memory.
@@ -44,7 +44,7 @@ public final class WorkspaceSnapshots {
     /**
      * @param artifacts the store
      * @param prefix    an artifact name prefix such as a conversation's scope ({@code conversations/abc/}), or "";
-     *                  blobs are shared only among snapshots under the same prefix
+     *                  the snapshots of different prefixes never see each other
      */
     public WorkspaceSnapshots(ArtifactService artifacts, String prefix) {
         this.store = new SnapshotStore(Objects.requireNonNull(artifacts, "artifacts"), prefix);
@@ -101,6 +101,16 @@ public final class WorkspaceSnapshots {
     /** The manifest of {@code name@version} (the latest when null). */
     public SnapshotManifest manifest(String name, Integer version) {
         return SnapshotRestore.load(store, name, version).manifest();
+    }
+
+    /**
+     * Deletes every version of snapshot {@code name}: its manifests and its packs (including a pack a failed capture
+     * left without a manifest). Other snapshots are untouched: each version is self-contained.
+     */
+    public void delete(String name) {
+        String manifests = store.manifestName(name);
+        store.artifacts().delete(manifests); // the manifests first: a pack no manifest names is never read
+        store.artifacts().delete(store.packName(name));
     }
 
     /** The versions of snapshot {@code name}, ascending; empty when there is none. */

@@ -87,7 +87,8 @@ class WorkspaceSnapshotsTest {
 
         assertThat(snap.version()).isEqualTo(1);
         assertThat(snap.manifest().fileCount()).isEqualTo(8);
-        assertThat(snap.blobsStored()).as("identical contents share one blob").isEqualTo(7);
+        assertThat(snap.storedBytes()).as("the pack holds each file once, as an archive")
+                .isEqualTo(snap.manifest().totalBytes());
         assertThat(snap.manifest().sourceEngine()).isEqualTo(engine.name());
         assertThat(receipt.clean()).as(receipt.summary()).isTrue();
         assertThat(receipt.filesRestored()).isEqualTo(8);
@@ -98,15 +99,23 @@ class WorkspaceSnapshotsTest {
     }
 
     @Test
-    void should_store_each_content_once_when_a_second_snapshot_has_the_same_files() {
-        WorkspaceSnapshots snapshots = new WorkspaceSnapshots(new InMemoryArtifactService());
+    void should_keep_each_version_self_contained_and_delete_every_version_with_the_name() {
+        InMemoryArtifactService store = new InMemoryArtifactService();
+        WorkspaceSnapshots snapshots = new WorkspaceSnapshots(store);
         fill();
 
-        snapshots.capture(engine, source, "s", SnapshotOptions.DEFAULT);
+        Snapshot first = snapshots.capture(engine, source, "s", SnapshotOptions.DEFAULT);
         Snapshot second = snapshots.capture(engine, source, "s", SnapshotOptions.DEFAULT);
+        store.save("snapshots/manifests/other", "{}".getBytes(StandardCharsets.UTF_8), null);
 
         assertThat(second.version()).isEqualTo(2);
-        assertThat(second.blobsStored()).isZero();
+        assertThat(second.packRef()).isNotEqualTo(first.packRef());
+        assertThat(snapshots.restore(engine, target, "s", 1).clean()).isTrue();
+        snapshots.delete("s");
+        assertThat(snapshots.versions("s")).isEmpty();
+        assertThat(store.names()).as("the other name is kept").containsExactly("snapshots/manifests/other");
+        assertThatThrownBy(() -> snapshots.restore(engine, target, "s", null))
+                .isInstanceOf(dev.codeexec.artifact.ArtifactNotFoundException.class);
     }
 
     @Test
@@ -138,9 +147,11 @@ class WorkspaceSnapshotsTest {
         Snapshot snap = snapshots.capture(engine, source, "t", SnapshotOptions.DEFAULT);
         engine.fs().putFiles(target, List.of(PutFile.of("work/data.csv", "target's own"),
                 PutFile.of("work/mine.txt", "keep me")));
-        String blob = "snapshots/blobs/" + sha(snap, "work/data.csv");
-        store.delete(blob);
-        store.save(blob, "evil,content\n".getBytes(StandardCharsets.UTF_8), null); // a valid artifact, wrong bytes
+        SnapshotEntry data = entry(snap, "work/data.csv");
+        byte[] pack = store.load(snap.packRef()).content();
+        System.arraycopy("EVIL".getBytes(StandardCharsets.UTF_8), 0, pack, (int) data.offset(), 4);
+        store.delete(snap.packRef().name());
+        store.save(snap.packRef().name(), pack, null); // a valid artifact, the same length, wrong bytes
 
         assertThatThrownBy(() -> snapshots.restore(engine, target, "t", null))
                 .isInstanceOf(SnapshotIntegrityException.class)
@@ -158,8 +169,10 @@ class WorkspaceSnapshotsTest {
         WorkspaceSnapshots snapshots = new WorkspaceSnapshots(store);
         fill();
         Snapshot snap = snapshots.capture(engine, source, "d", SnapshotOptions.DEFAULT);
-        Path bin = root.resolve("snapshots/blobs/" + sha(snap, "out/report.md") + "/@versions/v1.bin");
-        Files.writeString(bin, "# REPORT\n"); // same length, other bytes, metadata untouched
+        Path bin = root.resolve("snapshots/packs/d/@versions/v1.bin");
+        byte[] pack = Files.readAllBytes(bin);
+        pack[(int) entry(snap, "out/report.md").offset() + 2] = 'R'; // same length, other bytes, metadata untouched
+        Files.write(bin, pack);
 
         assertThatThrownBy(() -> snapshots.restore(engine, target, "d", null))
                 .isInstanceOf(SnapshotIntegrityException.class).hasMessageContaining("out/report.md");
@@ -167,17 +180,38 @@ class WorkspaceSnapshotsTest {
     }
 
     @Test
-    void should_refuse_the_restore_when_a_blob_is_missing() {
+    void should_refuse_the_restore_when_the_pack_is_missing() {
         InMemoryArtifactService store = new InMemoryArtifactService();
         WorkspaceSnapshots snapshots = new WorkspaceSnapshots(store);
         fill();
         Snapshot snap = snapshots.capture(engine, source, "m", SnapshotOptions.DEFAULT);
-        store.delete("snapshots/blobs/" + sha(snap, "home/.bashrc"));
+        store.delete(snap.packRef().name());
 
         assertThatThrownBy(() -> snapshots.restore(engine, target, "m", null))
-                .isInstanceOf(SnapshotIntegrityException.class).hasMessageContaining("home/.bashrc")
+                .isInstanceOf(SnapshotIntegrityException.class).hasMessageContaining("pack")
                 .hasMessageContaining("missing");
         assertThat(engine.fs().stat(target, "work/data.csv")).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("stores")
+    void should_refuse_the_restore_and_write_nothing_when_the_pack_was_cut_short(String n,
+                                                                               Function<Path, ArtifactService> s) {
+        ArtifactService store = s.apply(tmp);
+        WorkspaceSnapshots snapshots = new WorkspaceSnapshots(store);
+        fill();
+        Snapshot snap = snapshots.capture(engine, source, "short", SnapshotOptions.DEFAULT);
+        byte[] pack = store.load(snap.packRef()).content();
+        store.delete(snap.packRef().name());
+        store.save(snap.packRef().name(), java.util.Arrays.copyOf(pack, pack.length - 1), null);
+
+        assertThatThrownBy(() -> snapshots.restore(engine, target, "short", null))
+                .isInstanceOf(SnapshotIntegrityException.class).hasMessageContaining("pack holds");
+        assertThat(engine.fs().stat(target, "work/data.csv")).isEmpty();
+        // The control: the whole pack restores.
+        store.delete(snap.packRef().name());
+        store.save(snap.packRef().name(), pack, null);
+        assertThat(snapshots.restore(engine, target, "short", null).clean()).isTrue();
     }
 
     @Test
@@ -194,7 +228,7 @@ class WorkspaceSnapshotsTest {
                 .satisfies(e -> assertThat(((SnapshotLimitException) e).bound())
                         .isEqualTo(SnapshotLimitException.Bound.MAX_TOTAL_BYTES));
         assertThat(snapshots.versions("big")).isEmpty();
-        assertThat(store.names()).as("nothing stored, not even blobs").isEmpty();
+        assertThat(store.names()).as("nothing stored, not even part of a pack").isEmpty();
         // The control: within the bound the same workspace is captured.
         assertThat(snapshots.capture(engine, source, "big", SnapshotOptions.builder().maxTotalBytes(5001).build())
                 .version()).isEqualTo(1);
@@ -337,9 +371,8 @@ class WorkspaceSnapshotsTest {
                 .isInstanceOf(dev.codeexec.engine.InvalidSpecException.class).hasMessageContaining("snapshot name");
     }
 
-    private static String sha(Snapshot snap, String path) {
-        return snap.manifest().files().stream().filter(e -> e.path().equals(path)).findFirst().orElseThrow()
-                .sha256();
+    private static SnapshotEntry entry(Snapshot snap, String path) {
+        return snap.manifest().files().stream().filter(e -> e.path().equals(path)).findFirst().orElseThrow();
     }
 
     private String text(Workspace ws, String path) {
