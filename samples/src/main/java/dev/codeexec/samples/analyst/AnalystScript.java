@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * from what the tools returned. The network step that follows is {@link NetworkScript}'s.
  *
  * <p>Other messages (in {@code --interactive} mode) understand a few commands: {@code analyse}, {@code run <command>},
- * {@code read <path>}, {@code files} (work/ and out/), {@code files <path>}, {@code py <python code>}; anything else gets a help text.
+ * {@code read <path>}, {@code files} (work/ and out/), {@code files <path>}, {@code py <python code>}; anything else
+ * gets a help text.
  */
 final class AnalystScript {
 

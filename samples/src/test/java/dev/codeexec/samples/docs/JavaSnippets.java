@@ -37,9 +37,10 @@ import javax.tools.ToolProvider;
  * Its text is class-body declarations compiled before the snippet; it names types fully qualified, so it can never
  * stand in for an import the snippet lacks. An outline of a class (a body partly elided) may be given the members it
  * elides: {@code | in MyEngine: boolean isExecutableInside(String path) { return true; }} after the outer
- * declarations adds them at the top of the snippet's class {@code MyEngine}. {@code <!-- snippet: excerpt -->} marks lines cut out of a larger class
- * (not a unit of their own): only its imports are compiled. An elision ({@code ...} where Java allows none) is
- * compiled as nothing, and as a body that throws where it is a method's whole body ({@code ) { ... }}).
+ * declarations adds them at the top of the snippet's class {@code MyEngine}. {@code <!-- snippet: excerpt -->} marks
+ * lines cut out of a larger class (not a unit of their own): only its imports are compiled. An elision ({@code ...}
+ * where Java allows none) is compiled as nothing, and as a body that throws where it is a method's whole body
+ * ({@code ) { ... }}).
  */
 public final class JavaSnippets {
 
