@@ -47,9 +47,9 @@ final class DockerConnection implements AutoCloseable {
     private record Ping(long atNanos, RuntimeException failure) {
     }
 
-    private DockerConnection(DockerClientConfig config) {
+    private DockerConnection(DockerClientConfig config, String source) {
         this.host = config.getDockerHost();
-        this.endpoint = config.getDockerHost().getScheme() + " endpoint";
+        this.endpoint = describe(config.getDockerHost(), source);
         this.controlHttp = new ZerodepDockerHttpClient.Builder().dockerHost(config.getDockerHost())
                 .sslConfig(config.getSSLConfig()).maxConnections(32)
                 .connectionTimeout(Duration.ofSeconds(CONNECT_TIMEOUT_SECONDS)).responseTimeout(RESPONSE_TIMEOUT)
@@ -67,6 +67,14 @@ final class DockerConnection implements AutoCloseable {
      * {@code dockerHost} or {@code certPath} are given.
      */
     static DockerConnection open(String dockerHost, String certPath, Boolean tlsVerify) {
+        return open(dockerHost, certPath, tlsVerify, System.getenv("DOCKER_HOST"));
+    }
+
+    /** {@link #open(String, String, Boolean)} with the value of {@code DOCKER_HOST} given, for tests. */
+    static DockerConnection open(String dockerHost, String certPath, Boolean tlsVerify, String dockerHostVariable) {
+        String source = dockerHost != null ? "set by ContainerEngine.Builder.dockerHost"
+                : dockerHostVariable == null || dockerHostVariable.isBlank() ? "DOCKER_HOST unset"
+                : "from DOCKER_HOST";
         DefaultDockerClientConfig.Builder b = DefaultDockerClientConfig.createDefaultConfigBuilder();
         if (dockerHost != null) {
             b.withDockerHost(dockerHost);
@@ -78,11 +86,23 @@ final class DockerConnection implements AutoCloseable {
             b.withDockerCertPath(certPath);
         }
         try {
-            return new DockerConnection(b.build());
+            return new DockerConnection(b.build(), source);
         } catch (RuntimeException e) {
             throw new BackendUnavailableException("the Docker client configuration is invalid ("
-                    + e.getClass().getSimpleName() + "); check DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH", e);
+                    + e.getClass().getSimpleName() + (dockerHost == null ? "" : ", docker host " + dockerHost + " "
+                    + source) + "); check DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH", e);
         }
+    }
+
+    /**
+     * The endpoint as errors name it, with where it came from: {@code unix:///var/run/docker.sock (DOCKER_HOST
+     * unset)}. User information and query are left out (a URI may carry credentials); the tool layer never passes
+     * this text to the model, it reaches the application and its log.
+     */
+    static String describe(java.net.URI host, String source) {
+        String shown = host.getScheme() + "://" + (host.getHost() == null ? "" : host.getHost())
+                + (host.getPort() < 0 ? "" : ":" + host.getPort()) + (host.getPath() == null ? "" : host.getPath());
+        return shown + " (" + source + ")";
     }
 
     /** Where the Docker engine is ({@code unix:///var/run/docker.sock}, {@code tcp://...}). */
@@ -117,9 +137,11 @@ final class DockerConnection implements AutoCloseable {
             try {
                 control.pingCmd().exec();
             } catch (RuntimeException e) {
-                failure = new BackendUnavailableException("no Docker engine answers at the configured " + endpoint
-                        + " (" + e.getClass().getSimpleName() + "); start dockerd or Podman's Docker API service, or "
-                        + "set DOCKER_HOST (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH for TCP with TLS)", e);
+                // Say which endpoint was tried and why it was chosen: the fix differs (start the engine there, or
+                // point DOCKER_HOST elsewhere, e.g. at Podman's or a rootless Docker's socket).
+                failure = new BackendUnavailableException("Docker is not reachable at " + endpoint + ": "
+                        + reason(e) + "; start dockerd or Podman's Docker API service there, or set DOCKER_HOST "
+                        + "(and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH for TCP with TLS) to where it listens", e);
             }
             p = new Ping(now, failure);
             lastPing.set(p);
@@ -127,6 +149,16 @@ final class DockerConnection implements AutoCloseable {
         if (p.failure() != null) {
             throw p.failure();
         }
+    }
+
+    /** The failure's cause in a few words: the innermost exception's type (its text may echo server output). */
+    private static String reason(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == e ? e.getClass().getSimpleName()
+                : e.getClass().getSimpleName() + " caused by " + root.getClass().getSimpleName();
     }
 
     /** Forgets the cached ping, after a call failed as if the engine had gone. */
@@ -155,8 +187,8 @@ final class DockerConnection implements AutoCloseable {
         }
         if (e instanceof UncheckedIOException || e.getCause() instanceof IOException) {
             forgetPing();
-            return new BackendUnavailableException("lost the connection to the Docker engine while trying to " + what,
-                    e);
+            return new BackendUnavailableException("lost the connection to the Docker engine at " + endpoint
+                    + " while trying to " + what, e);
         }
         return new CodeExecException("could not " + what + " (" + e.getClass().getSimpleName() + ")", e);
     }

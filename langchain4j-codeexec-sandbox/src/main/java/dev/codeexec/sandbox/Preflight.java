@@ -59,8 +59,17 @@ final class Preflight {
     private Preflight() {
     }
 
-    /** Finds bubblewrap: the configured path, else the standard locations. */
+    /** Finds bubblewrap: the configured path, else the standard locations, else the JVM's {@code PATH}. */
     static String locateBwrap(Path configured) {
+        return locateBwrap(configured, BWRAP_LOCATIONS, System.getenv("PATH"));
+    }
+
+    /**
+     * {@link #locateBwrap(Path)} with the {@code PATH} given. The standard locations come first, so the packaged
+     * bubblewrap wins over a copy in a directory a user may write to; then the absolute entries of {@code path} in
+     * order (relative entries are skipped: they would depend on the JVM's working directory).
+     */
+    static String locateBwrap(Path configured, List<String> locations, String path) {
         if (configured != null) {
             if (!Files.isExecutable(configured)) {
                 throw new BackendUnavailableException("sandbox preflight failed: the configured bubblewrap '"
@@ -71,16 +80,25 @@ final class Preflight {
             }
             return configured.toAbsolutePath().toString();
         }
-        for (String p : BWRAP_LOCATIONS) {
+        for (String p : locations) {
             if (Files.isExecutable(Path.of(p))) {
                 return p;
             }
         }
+        for (String dir : path == null ? new String[0] : path.split(":")) {
+            if (dir.startsWith("/")) {
+                Path candidate = Path.of(dir, "bwrap");
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                    return candidate.toString();
+                }
+            }
+        }
         throw new BackendUnavailableException("sandbox preflight failed: bubblewrap (bwrap) was not found in "
-                + BWRAP_LOCATIONS + ". Install bubblewrap with --ro-bind-fd (0.10.0 or newer, or a distribution "
-                + "backport such as Debian 12's; Debian/Ubuntu: apt-get install bubblewrap; "
-                + "Fedora: dnf install bubblewrap; Alpine: apk add bubblewrap), or set SandboxEngine.Builder"
-                + ".bwrapPath. The engine never runs programs without the sandbox.");
+                + locations + " nor on PATH (" + (path == null || path.isBlank() ? "unset" : path) + "). "
+                + "Install bubblewrap with --ro-bind-fd (0.10.0 or newer, or a distribution backport such as Debian "
+                + "12's; Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Alpine: apk add "
+                + "bubblewrap), or set SandboxEngine.Builder.bwrapPath. The engine never runs programs without the "
+                + "sandbox.");
     }
 
     /**

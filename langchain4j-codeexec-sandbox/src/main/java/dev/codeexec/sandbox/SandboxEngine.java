@@ -370,7 +370,10 @@ public final class SandboxEngine extends InterpreterEngine implements EgressCapa
             return super.artifactService(artifacts);
         }
 
-        /** The bubblewrap executable; default the first of /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap. */
+        /**
+         * The bubblewrap executable; default the first of /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap, else the
+         * first {@code bwrap} in the absolute entries of the JVM's {@code PATH}.
+         */
         public Builder bwrapPath(Path bwrapPath) {
             this.bwrapPath = bwrapPath;
             return this;

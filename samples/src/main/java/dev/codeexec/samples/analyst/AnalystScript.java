@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * from what the tools returned. The network step that follows is {@link NetworkScript}'s.
  *
  * <p>Other messages (in {@code --interactive} mode) understand a few commands: {@code analyse}, {@code run <command>},
- * {@code read <path>}, {@code files [path]}, {@code py <python code>}; anything else gets a help text.
+ * {@code read <path>}, {@code files} (work/ and out/), {@code files <path>}, {@code py <python code>}; anything else
+ * gets a help text.
  */
 final class AnalystScript {
 
@@ -36,9 +37,13 @@ final class AnalystScript {
 
     static final String HELP = "I am the offline scripted model: no real model behind me, so I understand only "
             + "these messages: `analyse` (the demo analysis), `run <command>` (workspace_exec), `read <path>` "
-            + "(workspace_read_file), `files [path]` (workspace_list_files) and `py <python code>` (I answer with one "
+            + "(workspace_read_file), `files` (workspace_list_files of work/ and out/; `files <path>` for another "
+            + "folder or a glob) and `py <python code>` (I answer with one "
             + "fenced code block, which the response processor runs). Set OPENAI_API_KEY (and OPENAI_BASE_URL, "
             + "OPENAI_MODEL for another OpenAI-compatible server) to chat with a real model.";
+
+    /** What {@code files} lists, in order. */
+    static final List<String> FILES_FOLDERS = List.of("work", "out");
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern EXIT_CODE = Pattern.compile("exit_code: (-?\\d+)");
@@ -96,6 +101,9 @@ final class AnalystScript {
         if (user.startsWith(NetworkScript.REQUEST_START)) {
             return NetworkScript.next(user, calls);
         }
+        if (command.equals("files")) {
+            return files(calls);
+        }
         if (!calls.isEmpty()) {
             Call last = calls.get(calls.size() - 1);
             return Reply.text(last.name().equals("execute_code")
@@ -109,15 +117,28 @@ final class AnalystScript {
         if (command.startsWith("read ")) {
             return Reply.tool("workspace_read_file", "path", user.substring(5).strip());
         }
-        if (command.equals("files") || command.startsWith("files ")) {
-            String path = user.substring(5).strip();
-            return path.isEmpty() ? Reply.tool("workspace_list_files") : Reply.tool("workspace_list_files", "path",
-                    path);
+        if (command.startsWith("files ")) {
+            return Reply.tool("workspace_list_files", "path", user.substring(6).strip());
         }
         if (command.startsWith("py ")) {
             return Reply.text("```python\n" + user.substring(3).strip() + "\n```");
         }
         return Reply.text(HELP);
+    }
+
+    /**
+     * {@code files}: the folders that hold the user's files, {@code work/} (inputs, scripts) then {@code out/}
+     * (results). Not the workspace root, where the caches that tools keep in the workspace's home and temporary
+     * folders (matplotlib's {@code home/.cache/matplotlib}, {@code home/.config/matplotlib}) would crowd them out.
+     */
+    private static Reply files(List<Call> calls) {
+        for (String folder : FILES_FOLDERS) {
+            if (find(calls, c -> c.is("workspace_list_files", "path", folder)).isEmpty()) {
+                return Reply.tool("workspace_list_files", "path", folder);
+            }
+        }
+        return Reply.text("Above: work/ (the inputs in work/inputs/, and scripts) and out/ (results). The tools' "
+                + "caches in home/ and tmp/ are left out; `files .` lists the whole workspace.");
     }
 
     /** The demo, one step per request, each decided by the real results of the steps before it. */

@@ -30,12 +30,14 @@ import java.util.function.UnaryOperator;
  */
 public final class Backends {
 
+    /** The image {@code ./scripts/provision docker} builds from Debian packages (never pulled). */
+    static final String PROVISIONED_IMAGE = "codeexec-python:bookworm";
+
     /**
-     * The image {@code ./scripts/provision docker} builds from Debian packages (never pulled); the default of the
-     * container backend, and of the kubernetes backend, whose cluster must be able to pull it.
+     * The default image of the container backend, and of the kubernetes backend, whose cluster must be able to pull
+     * it: {@code CODEEXEC_IMAGE}, else {@link #PROVISIONED_IMAGE}.
      */
-    public static final String DEFAULT_IMAGE = System.getenv().getOrDefault("CODEEXEC_IMAGE",
-            "codeexec-python:bookworm");
+    public static final String DEFAULT_IMAGE = System.getenv().getOrDefault("CODEEXEC_IMAGE", PROVISIONED_IMAGE);
 
     private Backends() {
     }

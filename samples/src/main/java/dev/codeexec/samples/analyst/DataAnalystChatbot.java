@@ -67,25 +67,20 @@ public final class DataAnalystChatbot {
     /** Command-line options. */
     record Options(Backend backend, boolean interactive, Path output, String image, String template, boolean help) {
 
-        static final String USAGE = "usage: ./scripts/sample [--backend " + Backend.flags() + "] [--interactive] "
-                + "[--output DIR] [--image IMAGE] [--template NAME]\n"
-                + "  --backend      where the model's programs run; default: sandbox where it works, else local\n"
-                + "  --interactive  chat yourself instead of the scripted demo (offline: a few commands; set "
-                + "OPENAI_API_KEY for a real model)\n"
-                + "  --output DIR   where each run's outputs are kept (default: data-analyst-runs)\n"
-                + "  --image IMAGE  the container and kubernetes backends' image (default: " + Backends.DEFAULT_IMAGE
-                + ")\n"
-                + "  --template NAME  the e2b backend's sandbox template (default: " + E2bEngine.DEFAULT_TEMPLATE
-                + ")\n"
-                + "Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (default gpt-4o-mini); for --backend "
-                + "e2b: E2B_API_KEY (required), E2B_DOMAIN, E2B_API_URL; for --backend kubernetes: KUBECONFIG "
-                + "(default ~/.kube/config, its current context) or the service account of a pod.";
+        /**
+         * The usage text, also what {@code ./scripts/sample} prints for {@code --help} and reads its options from
+         * (so it answers without a build): one file for both.
+         */
+        static final String USAGE = AnalystScript.resource("usage.txt").strip();
+
+        /** Where each run's folder is made, relative to the repository root {@code ./scripts/sample} runs in. */
+        static final Path DEFAULT_OUTPUT = Path.of("samples", "target", "data-analyst");
 
         static Options parse(String... args) {
             Backend backend = null;
             boolean interactive = false;
             boolean help = false;
-            Path output = Path.of("data-analyst-runs");
+            Path output = DEFAULT_OUTPUT;
             String image = Backends.DEFAULT_IMAGE;
             String template = null;
             for (int i = 0; i < args.length; i++) {
@@ -238,13 +233,22 @@ public final class DataAnalystChatbot {
                         : NetworkStep.run(opened, index, message -> ask(analyst, message, out), transcript, out);
                 List<Path> outputs = copyOutputs(workspace, runDir, out);
                 List<String> saved = listArtifacts(artifacts, workspace.artifactPrefix(), out);
-                out.println("\nTo chat with the analyst yourself: ./scripts/sample --interactive"
-                        + (options.backend() == null ? "" : " --backend " + options.backend().flag())
-                        + (offline ? "   (offline, the scripted model understands a few commands: type help; "
-                        + "set OPENAI_API_KEY for a real model)" : ""));
+                out.println("\n" + nextStep(options, offline));
                 return new Result(opened.backend(), runDir, outputs, saved, steps, answer, network);
             }
         }
+    }
+
+    /** What to try next: after the demo, a chat; after a chat, the demo (not the command that was just run). */
+    static String nextStep(Options options, boolean offline) {
+        String backend = options.backend() == null ? "" : " --backend " + options.backend().flag();
+        if (options.interactive()) {
+            return "Chat ended; the outputs it wrote are listed above and kept. To watch the scripted demo: "
+                    + "./scripts/sample" + backend;
+        }
+        return "To chat with the analyst yourself: ./scripts/sample --interactive" + backend
+                + (offline ? "   (offline, the scripted model understands a few commands: type help; "
+                + "set OPENAI_API_KEY for a real model)" : "");
     }
 
     /** Stages the CSV; starts what the backend starts lazily (a container, a kernel) with progress. */

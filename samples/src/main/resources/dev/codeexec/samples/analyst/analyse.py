@@ -35,16 +35,39 @@ try:
 except ImportError:
     # No matplotlib on this backend: the same bar chart as SVG, drawn with plain Python.
     chart = "revenue_by_region.svg"
-    width, height, bar = 480, 260, 80
+    # Drawn like the matplotlib chart: a white background, a y axis with ticks and labels, an x axis under the bars.
+    width, height, bar, gap = 520, 300, 80, 30
+    left, top_y, base = 70, 40, 250           # plot area: x from left, y from top_y down to the baseline
     top = max(v for _, v in ranked)
-    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d">' % (width, height),
-             '<text x="10" y="20" font-size="14">Revenue by region, Q1 2024</text>']
+    step = 10 ** (len("%d" % top) - 1)         # a round tick step: 1000s for revenue in the thousands
+    while top / step > 5:
+        step *= 2
+    ymax = step * (int(top / step) + 1)
+    scale = (base - top_y) / ymax
+    right = left + gap + len(ranked) * (bar + gap)
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif">'
+             % (max(width, right + 10), height),
+             '<rect width="100%" height="100%" fill="white"/>',
+             '<text x="%d" y="22" font-size="15">Revenue by region, Q1 2024</text>' % left,
+             '<text x="16" y="%d" font-size="12" transform="rotate(-90 16 %d)" text-anchor="middle">revenue</text>'
+             % ((top_y + base) // 2, (top_y + base) // 2)]
+    tick = 0
+    while tick <= ymax:
+        y = base - tick * scale
+        parts.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (left, y, right, y))
+        parts.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="black"/>' % (left - 5, y, left, y))
+        parts.append('<text x="%d" y="%.1f" font-size="11" text-anchor="end">%d</text>' % (left - 8, y + 4, tick))
+        tick += step
     for i, (r, v) in enumerate(ranked):
-        h = int(180 * v / top)
-        x = 30 + i * (bar + 30)
-        parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#4C72B0"/>' % (x, 220 - h, bar, h))
-        parts.append('<text x="%d" y="240" font-size="12">%s</text>' % (x, r))
-        parts.append('<text x="%d" y="%d" font-size="11">%.0f</text>' % (x, 215 - h, v))
+        h = v * scale
+        x = left + gap + i * (bar + gap)
+        parts.append('<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="#4C72B0"/>' % (x, base - h, bar, h))
+        parts.append('<text x="%d" y="%d" font-size="12" text-anchor="middle">%s</text>' % (x + bar // 2, base + 18,
+                                                                                          r))
+        parts.append('<text x="%d" y="%.1f" font-size="11" text-anchor="middle">%.0f</text>' % (x + bar // 2,
+                                                                                              base - h - 5, v))
+    parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (left, top_y, left, base))   # y axis
+    parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (left, base, right, base))   # x axis
     parts.append("</svg>")
     with open(os.path.join(out, chart), "w") as f:
         f.write("\n".join(parts) + "\n")

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.w3c.dom.Element;
 
 /** The scripted analyst's decisions on results a backend may give, and its awk fallback against its Python. */
 class AnalystScriptTest {
@@ -85,6 +86,46 @@ class AnalystScriptTest {
             // The chart line names the chart each drew; everything else is the same text.
             assertThat(withoutChart(fromAwk)).isEqualTo(withoutChart(fromPython)).contains("| east | 191 | 645.00 |");
             assertThat(fromAwk).contains("![revenue by region](revenue_by_region.svg)");
+        }
+    }
+
+    /**
+     * Without matplotlib (python3 -S: no site packages) the chart is an SVG drawn with plain Python, and awk draws the
+     * very same: a white background, a y axis with round ticks and their labels, an x axis with the regions.
+     */
+    @Test
+    void should_draw_the_fallback_chart_with_a_background_and_axes_the_same_with_awk_as_with_python() throws Exception {
+        String python = Requirements.requireCommand("python3");
+        Requirements.requireCommand("awk");
+        try (LocalEngine engine = LocalEngine.create()) {
+            Workspace ws = engine.manager().createWorkspace("svg", WorkspacePolicy.DEFAULT);
+            engine.fs().putFiles(ws, List.of(PutFile.of(AnalystScript.CSV_PATH, AnalystScript.salesCsv()),
+                    PutFile.of("work/analyse.py", AnalystScript.ANALYSE_PY),
+                    PutFile.of("work/analyse.sh", AnalystScript.ANALYSE_SH)));
+
+            assertThat(run(engine, ws, python + " -S work/analyse.py").stdout())
+                    .contains("chart: out/revenue_by_region.svg (matplotlib is not installed here");
+            String fromPython = chart(engine, ws);
+            assertThat(run(engine, ws, "sh work/analyse.sh").exitCode()).isZero();
+            String fromAwk = chart(engine, ws);
+
+            assertThat(fromAwk).isEqualTo(fromPython);
+            Element svg = javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                    .parse(new java.io.ByteArrayInputStream(fromPython.getBytes(StandardCharsets.UTF_8)))
+                    .getDocumentElement();
+            Element background = (Element) svg.getElementsByTagName("rect").item(0);
+            assertThat(background.getAttribute("width")).isEqualTo("100%");
+            assertThat(background.getAttribute("fill")).isEqualTo("white");
+            List<String> texts = new java.util.ArrayList<>();
+            for (int i = 0; i < svg.getElementsByTagName("text").getLength(); i++) {
+                texts.add(svg.getElementsByTagName("text").item(i).getTextContent());
+            }
+            // sales.csv's best region brings in 828.75: ticks every 200 up to 1000
+            assertThat(texts).contains("revenue", "0", "200", "400", "600", "800", "1000", "south", "north", "east",
+                    "west", "829");
+            // the y axis (x = 70 from the title down to the baseline) and the x axis (along the baseline y = 250)
+            assertThat(fromPython).contains("<line x1=\"70\" y1=\"40\" x2=\"70\" y2=\"250\" stroke=\"black\"/>",
+                    "<line x1=\"70\" y1=\"250\" x2=\"540\" y2=\"250\" stroke=\"black\"/>");
         }
     }
 
@@ -159,6 +200,11 @@ class AnalystScriptTest {
 
     private static String summary(LocalEngine engine, Workspace ws) {
         return new String(engine.fs().readFile(ws, AnalystScript.SUMMARY, 0, 1 << 16).content(),
+                StandardCharsets.UTF_8);
+    }
+
+    private static String chart(LocalEngine engine, Workspace ws) {
+        return new String(engine.fs().readFile(ws, "out/revenue_by_region.svg", 0, 1 << 16).content(),
                 StandardCharsets.UTF_8);
     }
 

@@ -236,6 +236,39 @@ class DataAnalystChatbotTest {
     }
 
     @Test
+    void should_list_work_and_out_without_the_tools_caches_and_end_a_chat_without_the_hint_to_start_one()
+            throws Exception {
+        // What matplotlib leaves in the workspace's home on first import, and a result in out/.
+        String typed = "run mkdir -p home/.cache/matplotlib home/.config/matplotlib && touch "
+                + "home/.cache/matplotlib/fontlist-v390.json out/chart.png\nfiles\nexit\n";
+        DataAnalystChatbot.Result r = DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "local",
+                "--interactive", "--output", output.toString()),
+                new ByteArrayInputStream(typed.getBytes(StandardCharsets.UTF_8)), out, OFFLINE);
+
+        assertThat(r.steps()).extracting(Transcript.Step::tool).containsExactly("workspace_exec",
+                "workspace_list_files", "workspace_list_files");
+        assertThat(r.steps().get(0).result()).startsWith("exit_code: 0");
+        String listed = r.steps().get(1).result() + "\n" + r.steps().get(2).result();
+        assertThat(listed).contains("work/inputs/sales.csv", "out/chart.png").doesNotContain("matplotlib", "home/");
+        assertThat(r.answer()).contains("work/inputs/", "`files .` lists the whole workspace");
+        assertThat(printed()).contains("Chat ended").doesNotContain("To chat with the analyst yourself");
+    }
+
+    @Test
+    void should_show_the_real_defaults_in_the_usage() {
+        DataAnalystChatbot.Options defaults = DataAnalystChatbot.Options.parse();
+        assertThat(defaults.output()).isEqualTo(DataAnalystChatbot.Options.DEFAULT_OUTPUT);
+        assertThat(DataAnalystChatbot.Options.USAGE).contains("[--backend " + Backend.flags() + "]",
+                "(default: " + DataAnalystChatbot.Options.DEFAULT_OUTPUT + ")",
+                "(default: " + dev.codeexec.e2b.E2bEngine.DEFAULT_TEMPLATE + ")",
+                "(default: $CODEEXEC_IMAGE, else " + Backends.PROVISIONED_IMAGE + ")");
+        assertThat(DataAnalystChatbot.nextStep(defaults, true)).startsWith("To chat with the analyst yourself: "
+                + "./scripts/sample --interactive");
+        assertThat(DataAnalystChatbot.nextStep(DataAnalystChatbot.Options.parse("--interactive", "--backend",
+                "local"), true)).endsWith("To watch the scripted demo: ./scripts/sample --backend local");
+    }
+
+    @Test
     void should_say_why_and_what_to_do_when_a_backend_cannot_start() {
         assertThatThrownBy(() -> DataAnalystChatbot.run(DataAnalystChatbot.Options.parse("--backend", "container",
                 "--image", "codeexec-no-such-image:none", "--output", output.toString()),

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.codeexec.artifact.FileSystemArtifactService;
 import dev.codeexec.langchain4j.ScriptedOpenAi;
 import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
+import dev.codeexec.samples.docs.JavaSnippets;
+import dev.codeexec.samples.docs.JavaSnippets.Snippet;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,34 +16,35 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** docs/getting-started.md: its Java blocks are compiled code of this module, and its artifact set-up works. */
+/**
+ * docs/getting-started.md: its Java blocks are code of this module (DocSnippetsTest compiles them as shown), and its
+ * artifact set-up works.
+ */
 class GettingStartedDocTest {
 
     private static final Path REPOSITORY = Path.of(System.getProperty("codeexec.repository", ".."));
     private static final Path SOURCES = REPOSITORY.resolve("samples/src/main/java/dev/codeexec/samples/dropin");
-    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\n(.*?)\n```", Pattern.DOTALL);
 
     @Test
     void should_take_every_java_block_of_the_page_from_compiled_sources() throws IOException {
-        String page = Files.readString(REPOSITORY.resolve("docs/getting-started.md"));
         List<String> source = new ArrayList<>();
         for (String file : List.of("GettingStarted.java", "HelpDesk.java")) {
             Files.readAllLines(SOURCES.resolve(file)).forEach(l -> source.add(l.strip()));
         }
-        Matcher m = JAVA_BLOCK.matcher(page);
-        int blocks = 0;
-        while (m.find()) {
-            List<String> block = m.group(1).lines().map(String::strip).toList();
-            assertThat(Collections.indexOfSubList(source, block)).as("in a source file:\n" + m.group(1))
+        List<Snippet> blocks = JavaSnippets.read(REPOSITORY.resolve("docs/getting-started.md"), "getting-started.md");
+        for (Snippet block : blocks) {
+            List<String> body = block.body().lines().map(String::strip).toList();
+            assertThat(Collections.indexOfSubList(source, body)).as("in a source file:\n" + block.body())
                     .isNotNegative();
-            blocks++;
+            // The imports it shows are the source's (HelpDesk is in the sources' own package).
+            for (String i : block.imports()) {
+                assertThat(source.contains(i.strip()) || i.contains(".samples.dropin.HelpDesk;")).as(i).isTrue();
+            }
         }
-        assertThat(blocks).isEqualTo(3);
+        assertThat(blocks).hasSize(3);
     }
 
     @Test

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.codeexec.tck.AbstractWorkspaceToolsIT;
 import dev.codeexec.langchain4j.ScriptedOpenAi;
+import dev.codeexec.samples.docs.JavaSnippets;
+import dev.codeexec.samples.docs.JavaSnippets.Snippet;
 import dev.codeexec.langchain4j.ScriptedOpenAi.Reply;
 import dev.codeexec.testing.Requirements;
 import java.io.IOException;
@@ -15,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's drop-in example is {@link HelpDesk}, word for word: this test checks that the README shows this very
- * file, counts its added lines (marked {@code // +}) against the README's claim and the limit of ten, and runs it
+ * file (read with {@link JavaSnippets}, which also compiles it for {@code DocSnippetsTest}), counts its added lines (marked {@code // +}) against the README's claim and the limit of ten, and runs it
  * against a scripted OpenAI endpoint in a real sandbox.
  */
 class HelpDeskReadmeTest {
@@ -28,10 +30,11 @@ class HelpDeskReadmeTest {
     void should_show_this_file_in_the_readme_with_its_added_lines_counted() throws IOException {
         String readme = Files.readString(REPOSITORY.resolve("README.md"));
         List<String> source = Files.readAllLines(SOURCE);
-        // Everything after the package line, as the README shows it.
+        // Everything after the package line, as the README shows it (DocSnippetsTest compiles it as shown).
         String shown = String.join("\n", source.subList(2, source.size()));
 
-        assertThat(readme).contains("```java\n" + shown + "\n```");
+        assertThat(JavaSnippets.read(REPOSITORY.resolve("README.md"), "README.md")).extracting(Snippet::code)
+                .contains(shown);
         long added = source.stream().filter(l -> l.matches(".*// \\+( .*)?$")).count();
         assertThat(added).isLessThanOrEqualTo(10);
         assertThat(readme).contains("**" + added + " added lines**");
