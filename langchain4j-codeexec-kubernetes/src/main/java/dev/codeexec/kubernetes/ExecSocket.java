@@ -98,8 +98,13 @@ final class ExecSocket {
         }
     }
 
-    /** Most bytes of one stdin frame. */
-    static final int MAX_FRAME = 64 * 1024;
+    /**
+     * Most bytes of one stdin frame's payload: with its channel byte a message is at most 64 KiB, the default frame
+     * limit of Netty's and Vert.x's websocket servers (a proxy or gateway in front of the API server may be one). The
+     * API server itself takes far larger messages; one byte more here made such a server close the stream without an
+     * exit status as soon as a write or an import crossed 64 KiB.
+     */
+    static final int MAX_FRAME = 64 * 1024 - 1;
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final byte STDIN = 0;

@@ -78,6 +78,14 @@ class PodExecFakeClusterTest {
         assertThat(r.stderr()).isEqualTo("err\n");
         assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("in\n");
         assertThat(exec.probeReaper("p1")).isEqualTo(PodScripts.Reaper.PERL);
+
+        // Several messages of stdin, each with its channel byte at the 64 KiB frame limit of the mock server's
+        // Vert.x: one byte more and the server closes the stream with no exit status (a write of a file over 64 KiB).
+        byte[] big = new byte[3 * ExecSocket.MAX_FRAME + 5];
+        ByteArrayOutputStream counted = new ByteArrayOutputStream();
+        PodCommands.Result all = exec.run("p1", List.of("wc", "-c"), new ByteArrayInputStream(big), counted, T);
+        assertThat(all.exitCode()).isZero();
+        assertThat(counted.toString(StandardCharsets.UTF_8).trim()).isEqualTo(Integer.toString(big.length));
     }
 
     @Test
