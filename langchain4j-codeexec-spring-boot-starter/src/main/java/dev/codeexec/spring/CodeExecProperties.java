@@ -2,14 +2,19 @@ package dev.codeexec.spring;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * The {@code codeexec.*} properties. Only {@code codeexec.backend} is required; everything else has the library's
  * defaults, which the descriptions give. Invalid values fail the start-up with the property's name.
+ *
+ * <p>A duration takes a unit ({@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 1d}) or the ISO-8601 form
+ * ({@code PT30S}); a bare number is seconds, so {@code codeexec.default-timeout=5} is five seconds.
  */
 @ConfigurationProperties(prefix = "codeexec")
 public class CodeExecProperties {
@@ -25,9 +30,11 @@ public class CodeExecProperties {
     private String backend;
 
     /** Time limit of a command when the model gives none (default 60s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration defaultTimeout;
 
     /** Longest time limit a model may ask for, and the life of a background session (default 600s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration maxTimeout;
 
     /** Bytes of program output shown to the model per call (default 16384). */
@@ -37,6 +44,7 @@ public class CodeExecProperties {
     private Long maxWriteBytes;
 
     /** How long a call waits for the approver's answer before it is denied (default 300s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration approvalTimeout;
 
     /** Whether an answer that is exactly one runnable fenced code block is executed (the response processor). */
@@ -46,6 +54,7 @@ public class CodeExecProperties {
     private boolean requireMemoryId;
 
     /** A conversation's workspace unused this long is removed (default 60m); 0 keeps workspaces until closed. */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration workspaceIdleTtl;
 
     /** Whether every execution event is written to the SLF4J logger dev.codeexec.audit, one line each. */
@@ -63,6 +72,7 @@ public class CodeExecProperties {
     private final KubernetesProperties kubernetes = new KubernetesProperties();
     @NestedConfigurationProperty
     private final NetworkProperties network = new NetworkProperties();
+    @NestedConfigurationProperty
     private final PythonKernelProperties pythonKernel = new PythonKernelProperties();
 
     /** Where workspace_save_artifact saves. An ArtifactService bean of the application's own replaces it. */
@@ -263,6 +273,7 @@ public class CodeExecProperties {
         private String python;
 
         /** How long a kernel may take to start (default 30s). */
+        @DurationUnit(ChronoUnit.SECONDS)
         private Duration kernelStartTimeout;
 
         public Path getBaseDir() {
