@@ -11,7 +11,8 @@ import org.springframework.boot.convert.DurationUnit;
 
 /**
  * The {@code codeexec.*} properties. Only {@code codeexec.backend} is required; everything else has the library's
- * defaults, which the descriptions give. Invalid values fail the start-up with the property's name.
+ * defaults, which the descriptions give. Invalid values fail the start-up with the property's name, and so do keys
+ * under {@code codeexec} that none of these properties binds (unless {@code codeexec.ignore-unknown-properties}).
  *
  * <p>A duration takes a unit ({@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 1d}) or the ISO-8601 form
  * ({@code PT30S}); a bare number is seconds, so {@code codeexec.default-timeout=5} is five seconds.
@@ -59,6 +60,13 @@ public class CodeExecProperties {
 
     /** Whether every execution event is written to the SLF4J logger dev.codeexec.audit, one line each. */
     private boolean auditLog = true;
+
+    /**
+     * Whether keys under codeexec that no property binds (a misspelt key, a key of another version) only log a
+     * warning naming the nearest property. Default false: they stop the start-up, since an ignored key is a setting
+     * silently not applied.
+     */
+    private boolean ignoreUnknownProperties;
 
     private final Artifacts artifacts = new Artifacts();
     private final Policy policy = new Policy();
@@ -387,6 +395,14 @@ public class CodeExecProperties {
 
     public void setAuditLog(boolean auditLog) {
         this.auditLog = auditLog;
+    }
+
+    public boolean isIgnoreUnknownProperties() {
+        return ignoreUnknownProperties;
+    }
+
+    public void setIgnoreUnknownProperties(boolean ignoreUnknownProperties) {
+        this.ignoreUnknownProperties = ignoreUnknownProperties;
     }
 
     public Artifacts getArtifacts() {

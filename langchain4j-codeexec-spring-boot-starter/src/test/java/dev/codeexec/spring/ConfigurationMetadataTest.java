@@ -50,11 +50,13 @@ class ConfigurationMetadataTest {
 
     @Test
     void should_list_every_key_the_properties_classes_bind() throws Exception {
-        // A group missing from the metadata (as codeexec.python-kernel.* once was, for lack of
-        // @NestedConfigurationProperty) is never completed by IDEs.
+        // The unknown-key check suggests properties from this metadata: a group missing from it (as
+        // codeexec.python-kernel.* once was, for lack of @NestedConfigurationProperty) would never be suggested, nor
+        // completed by IDEs.
         List<String> bound = new ArrayList<>();
         bound(CodeExecProperties.class, "codeexec", bound);
-        assertThat(bound).contains("codeexec.python-kernel.idle-timeout", "codeexec.e2b.metadata");
+        assertThat(bound).contains("codeexec.python-kernel.idle-timeout", "codeexec.e2b.metadata",
+                "codeexec.ignore-unknown-properties");
         assertThat(types().keySet()).containsExactlyInAnyOrderElementsOf(bound);
     }
 
@@ -80,7 +82,8 @@ class ConfigurationMetadataTest {
                 "codeexec.kubernetes.ready-timeout", "codeexec.kubernetes.ttl", "codeexec.kubernetes.warm-pool",
                 "codeexec.kubernetes.agent-sandbox", "codeexec.kubernetes.accept-unhardened-sandbox",
                 "codeexec.kubernetes.sweep-leftovers", "codeexec.kubernetes.accept-other-network-policies",
-                "codeexec.python-kernel.enabled", "codeexec.python-kernel.idle-timeout");
+                "codeexec.python-kernel.enabled", "codeexec.python-kernel.idle-timeout",
+                "codeexec.ignore-unknown-properties");
 
         List<String> hinted = new ArrayList<>();
         for (JsonNode h : generated.path("hints")) {

@@ -3,6 +3,7 @@ package dev.codeexec.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.stream.Stream;
@@ -69,11 +70,37 @@ class StartupFailureReportTest {
     }
 
     @Test
+    void should_report_unknown_keys_with_where_they_are_set_and_the_nearest_property(CapturedOutput output)
+            throws Exception {
+        Path properties = Files.writeString(dir.resolve("application.properties"),
+                "codeexec.backend=local\ncodeexec.sandbox.netwrok=enabled\n");
+        assertThatThrownBy(() -> run(getClass().getClassLoader(), "--spring.config.location=file:" + properties))
+                .hasRootCauseInstanceOf(UnknownPropertiesException.class);
+
+        String report = report(output);
+        assertThat(report).contains("Description:", "Unknown codeexec property", "codeexec.sandbox.netwrok",
+                        "application.properties] - 2:", "did you mean codeexec.sandbox.network?")
+                .contains("Action:", "codeexec.ignore-unknown-properties=true");
+        assertThat(output.toString()).as("no stack trace").doesNotContain("\tat ", "Caused by:");
+    }
+
+    @Test
     void should_report_an_invalid_value_with_springs_own_analyzer_naming_the_property(CapturedOutput output) {
         assertThatThrownBy(() -> run(getClass().getClassLoader(), "--codeexec.backend=local",
                 "--codeexec.default-timeout=-5"));
 
         assertThat(report(output)).contains("codeexec.default-timeout", "must be positive");
         assertThat(output.toString()).as("no stack trace").doesNotContain("\tat ", "Caused by:");
+    }
+
+    @Test
+    void should_start_with_the_same_file_once_the_key_is_corrected(CapturedOutput output) throws Exception {
+        Path properties = Files.writeString(dir.resolve("application.properties"),
+                "codeexec.backend=local\ncodeexec.sandbox.network=enabled\ncodeexec.default-timeout=5\n");
+        try (ConfigurableApplicationContext ctx = run(getClass().getClassLoader(),
+                "--spring.config.location=file:" + properties)) {
+            assertThat(ctx.getBean(CodeExecProperties.class).getDefaultTimeout()).hasSeconds(5);
+        }
+        assertThat(output.toString()).doesNotContain("APPLICATION FAILED TO START");
     }
 }
