@@ -47,8 +47,9 @@ final class Backends {
      * @param network   the egress policy of {@code codeexec.network.*} and its proxy, or {@link NetworkSettings#NONE}
      * @param beans     where a backend looks up the application's beans it uses (the kubernetes backend's client)
      * @throws InvalidConfigurationPropertyValueException when a property is missing or invalid
-     * @throws IllegalStateException                      when the backend's module is absent, the backend cannot
-     *                                                    enforce the egress policy, or the engine cannot start
+     * @throws MissingBackendModuleException              when the backend's module is absent
+     * @throws IllegalStateException                      when the backend cannot enforce the egress policy, or the
+     *                                                    engine cannot start
      */
     static Engine create(CodeExecProperties p, ArtifactService artifacts, CommandPolicy policy, ClassLoader loader,
                          Map<String, String> variables, NetworkSettings network, BeanFactory beans) {
@@ -68,9 +69,7 @@ final class Backends {
                     ? " unless its code interpreter keeps the state (codeexec.e2b.*)" : ""));
         }
         if (!ClassUtils.isPresent(backend.engineClass(), loader)) {
-            throw new IllegalStateException("codeexec.backend=" + backend.id() + " needs the module " + backend.module()
-                    + " on the class path, and it is not there: add it as a dependency (the starter declares the "
-                    + "backends as optional dependencies)");
+            throw new MissingBackendModuleException(backend.id(), backend.module());
         }
         try {
             return switch (backend) {

@@ -39,6 +39,10 @@ import org.springframework.context.annotation.Configuration;
  *
  * <p>With a Micrometer {@code MeterRegistry} bean, a {@link MicrometerExecutionListener} records metrics; with
  * {@code codeexec.audit-log} (default true), an {@link AuditLogListener} writes one line per event.
+ *
+ * <p>Keys under {@code codeexec} that no property binds stop the start-up, naming the nearest property
+ * ({@code codeexec.ignore-unknown-properties=true} logs them instead); a backend whose module is missing is reported
+ * with the dependency to add.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
@@ -46,6 +50,19 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnProperty(prefix = "codeexec", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(CodeExecProperties.class)
 public class CodeExecAutoConfiguration {
+
+    /**
+     * Checks the keys under {@code codeexec} before any of the beans below is built, so that a misspelt key is reported
+     * as itself and not as what its absence causes (a missing image, a backend with its default network).
+     *
+     * @param p       the bound {@code codeexec.*} properties
+     * @param context the context whose environment holds the keys
+     * @throws IllegalStateException for keys no property binds (naming each and the nearest property), unless
+     *                               {@code codeexec.ignore-unknown-properties}
+     */
+    public CodeExecAutoConfiguration(CodeExecProperties p, ApplicationContext context) {
+        UnknownProperties.check(context.getEnvironment(), context.getClassLoader(), p.isIgnoreUnknownProperties());
+    }
 
     /** The file-system store under {@code codeexec.artifacts.dir}. */
     @Bean

@@ -2,14 +2,20 @@ package dev.codeexec.spring;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * The {@code codeexec.*} properties. Only {@code codeexec.backend} is required; everything else has the library's
- * defaults, which the descriptions give. Invalid values fail the start-up with the property's name.
+ * defaults, which the descriptions give. Invalid values fail the start-up with the property's name, and so do keys
+ * under {@code codeexec} that none of these properties binds (unless {@code codeexec.ignore-unknown-properties}).
+ *
+ * <p>A duration takes a unit ({@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 1d}) or the ISO-8601 form
+ * ({@code PT30S}); a bare number is seconds, so {@code codeexec.default-timeout=5} is five seconds.
  */
 @ConfigurationProperties(prefix = "codeexec")
 public class CodeExecProperties {
@@ -25,9 +31,11 @@ public class CodeExecProperties {
     private String backend;
 
     /** Time limit of a command when the model gives none (default 60s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration defaultTimeout;
 
     /** Longest time limit a model may ask for, and the life of a background session (default 600s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration maxTimeout;
 
     /** Bytes of program output shown to the model per call (default 16384). */
@@ -37,6 +45,7 @@ public class CodeExecProperties {
     private Long maxWriteBytes;
 
     /** How long a call waits for the approver's answer before it is denied (default 300s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration approvalTimeout;
 
     /** Whether an answer that is exactly one runnable fenced code block is executed (the response processor). */
@@ -46,10 +55,18 @@ public class CodeExecProperties {
     private boolean requireMemoryId;
 
     /** A conversation's workspace unused this long is removed (default 60m); 0 keeps workspaces until closed. */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration workspaceIdleTtl;
 
     /** Whether every execution event is written to the SLF4J logger dev.codeexec.audit, one line each. */
     private boolean auditLog = true;
+
+    /**
+     * Whether keys under codeexec that no property binds (a misspelt key, a key of another version) only log a
+     * warning naming the nearest property. Default false: they stop the start-up, since an ignored key is a setting
+     * silently not applied.
+     */
+    private boolean ignoreUnknownProperties;
 
     private final Artifacts artifacts = new Artifacts();
     private final Policy policy = new Policy();
@@ -63,6 +80,7 @@ public class CodeExecProperties {
     private final KubernetesProperties kubernetes = new KubernetesProperties();
     @NestedConfigurationProperty
     private final NetworkProperties network = new NetworkProperties();
+    @NestedConfigurationProperty
     private final PythonKernelProperties pythonKernel = new PythonKernelProperties();
 
     /** Where workspace_save_artifact saves. An ArtifactService bean of the application's own replaces it. */
@@ -263,6 +281,7 @@ public class CodeExecProperties {
         private String python;
 
         /** How long a kernel may take to start (default 30s). */
+        @DurationUnit(ChronoUnit.SECONDS)
         private Duration kernelStartTimeout;
 
         public Path getBaseDir() {
@@ -376,6 +395,14 @@ public class CodeExecProperties {
 
     public void setAuditLog(boolean auditLog) {
         this.auditLog = auditLog;
+    }
+
+    public boolean isIgnoreUnknownProperties() {
+        return ignoreUnknownProperties;
+    }
+
+    public void setIgnoreUnknownProperties(boolean ignoreUnknownProperties) {
+        this.ignoreUnknownProperties = ignoreUnknownProperties;
     }
 
     public Artifacts getArtifacts() {

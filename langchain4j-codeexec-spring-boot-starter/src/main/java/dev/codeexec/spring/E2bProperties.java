@@ -1,8 +1,10 @@
 package dev.codeexec.spring;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.springframework.boot.convert.DurationUnit;
 
 /** Settings of the e2b backend (E2B cloud sandboxes, billed while they run). */
 public class E2bProperties {
@@ -32,9 +34,11 @@ public class E2bProperties {
     private String sharedSandboxId;
 
     /** How long a sandbox lives past its last renewal, so that an abandoned one stops (default 300s, at least 10s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration sandboxTimeout;
 
     /** How long one request to E2B may take to be answered (default 60s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration requestTimeout;
 
     /** Whether programs in the sandboxes may reach the internet; default false. */

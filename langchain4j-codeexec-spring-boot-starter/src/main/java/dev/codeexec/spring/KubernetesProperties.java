@@ -1,6 +1,8 @@
 package dev.codeexec.spring;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * Settings of the kubernetes backend: a hardened pod per workspace in a namespace of a cluster the application can
@@ -34,9 +36,11 @@ public class KubernetesProperties {
     private String runtimeClassName;
 
     /** How long a new pod may take to become ready, an image pull included (default 2m). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration readyTimeout;
 
     /** The longest a workspace pod may live, its activeDeadlineSeconds (default none). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration ttl;
 
     /** How many ready pods are kept so that a workspace starts without waiting (default 0). */

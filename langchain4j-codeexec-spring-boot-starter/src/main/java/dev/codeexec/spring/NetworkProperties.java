@@ -1,8 +1,10 @@
 package dev.codeexec.spring;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * Egress: which hosts the model's programs may connect to. Setting an allow or deny rule, or allow-others, holds
@@ -36,12 +38,15 @@ public class NetworkProperties {
     private Long maxBytes;
 
     /** A proxied connection with no bytes either way for this long is ended (default 5m). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration idleTimeout;
 
     /** How long the proxy tries to reach a host (default 10s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration connectTimeout;
 
     /** How long a connection waits for the EgressApprover bean before it is refused (default 2m). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration approvalTimeout;
 
     /** True when a rule or allow-others is set: an egress policy is configured. */

@@ -1,6 +1,8 @@
 package dev.codeexec.spring;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import org.springframework.boot.convert.DurationUnit;
 
 /**
  * Python blocks as cells of one kernel per workspace inside the sandbox or the container ({@code pythonKernel} on
@@ -17,9 +19,11 @@ public class PythonKernelProperties {
     private String python;
 
     /** A kernel idle this long is stopped; its state is gone, its files stay (default 30m). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration idleTimeout;
 
     /** How long a kernel may take to start and answer (default 30s). */
+    @DurationUnit(ChronoUnit.SECONDS)
     private Duration startTimeout;
 
     public boolean isEnabled() {
