@@ -18,10 +18,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every engine that declares {@link Capabilities#diskQuota()} must do: a program that writes without end stops
- * at its workspace's quota; the engine's bookkeeping of the next run still works; a write for the model that does not
- * fit is refused with how much is used of how much; deleting files makes the next write work; other workspaces keep
- * their room; a workspace's policy can set a smaller quota. A backend's test extends this with how it makes one.
+ * What every engine that declares {@link dev.codeexec.engine.Capabilities#diskQuota()} must do: a program that
+ * writes without end stops at its workspace's quota; the engine's bookkeeping of the next run still works; a write
+ * for the model that does not fit is refused with how much is used of how much; deleting files makes the next write
+ * work; other workspaces keep their room; a workspace's policy can set a smaller quota. A backend's test extends this
+ * with how it makes one.
  */
 public abstract class DiskQuotaContractTest {
 

@@ -43,8 +43,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The contract every backend obeys. A backend's test class extends this and implements {@link #createEngine()};
  * the workspace-files half and the fixture are in {@link EngineFilesContract};
- * capability-dependent tests switch on {@link Engine#describe()}: a capability that is claimed is tested, one that is
- * not claimed must be refused.
+ * capability-dependent tests switch on {@link dev.codeexec.engine.Engine#describe()}: a capability that is claimed
+ * is tested, one that is not claimed must be refused.
  */
 public abstract class EngineContractTest extends EngineFilesContract {
 

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The contract of a {@link ProcessChannel}: what {@link ProgramRuns} relies on. A backend's test class extends it
- * and says how it runs a shell script; nothing here depends on how the backend starts programs.
+ * The contract of a {@link ProcessChannel}: what {@link dev.codeexec.spi.ProgramRuns} relies on. A backend's test
+ * class extends it and says how it runs a shell script; nothing here depends on how the backend starts programs.
  *
  * <p>Every wait is bounded generously ({@link #BOUND}) and waits for an event, never for a margin of time.
  */

@@ -27,8 +27,8 @@ import java.util.Optional;
  *       paths) are not checked again.</li>
  *   <li>Resolves a path one component at a time from {@link #lstat}: a link is followed only when the remote side
  *       reports a target inside the workspace ({@link #root()}) that exists and is not itself a link; one that leads
- *       outside or does not resolve is refused with {@link PathEscapeException}. Nothing is read, written, listed or
- *       deleted through a link that leaves the workspace.</li>
+ *       outside or does not resolve is refused with {@link dev.codeexec.engine.PathEscapeException}. Nothing is
+ *       read, written, listed or deleted through a link that leaves the workspace.</li>
  *   <li>Creates missing parents one component at a time, each checked, so that a link planted in between cannot
  *       redirect a write; refuses a component that is not a directory.</li>
  *   <li>Remembers the directories it found real for the rest of one operation (an instance belongs to one operation
@@ -191,7 +191,7 @@ public abstract class RemoteWorkspaceFiles implements WorkspaceFiles {
      * Resolves a checked path to an existing regular file, following links inside the workspace.
      *
      * @throws InvalidSpecException when it is missing or not a regular file
-     * @throws PathEscapeException  when a link on the way leads outside
+     * @throws dev.codeexec.engine.PathEscapeException when a link on the way leads outside
      */
     protected final String regularFile(String path) {
         String r = links.resolveFrom(path, path, true);
