@@ -28,7 +28,9 @@ import java.util.function.Supplier;
  * every section of the workspace (a file operation, a run and its planning) runs with the occupant paused
  * ({@link Occupant#pause()}: none of its processes runs), and only the occupant's own turns ({@link #occupantTurn},
  * its cells) run with it awake; a section nested in a turn (a rich output the cell left, saved under {@code out/})
- * pauses it again.
+ * pauses it again. One kind of section may first try a check that no process can mislead with the occupant awake
+ * ({@link #exclusiveUnlessSettled}: whether {@code out/} is empty after a cell) and pauses it only when that check
+ * cannot answer.
  *
  * <p>Threads: sections of a workspace run one at a time, each in the caller's thread, under the workspace's lock; the
  * occupant is paused and resumed only by the thread holding the lock. {@link #occupy} and {@link #vacate} may come
