@@ -95,7 +95,7 @@ public final class ContainerEngine extends InterpreterEngine implements EgressCa
     private final ContainerVolumes volumes;
     /** The egress proxy of an engine with an egress policy, or null. */
     private final ContainerEgress egress;
-    private final StandardWorkspaceFS fs;
+    private final WorkspaceFS fs;
     private final Capabilities capabilities;
     private final String engineId = UUID.randomUUID().toString();
     private final String helperUser;
@@ -135,11 +135,14 @@ public final class ContainerEngine extends InterpreterEngine implements EgressCa
             throw e;
         }
         this.runs = new ContainerRuns(docker, settings, egress, helperUser);
-        this.fs = StandardWorkspaceFS.builder().files(ws -> files(ws)).inputRoots(inputRoots())
+        StandardWorkspaceFS files = StandardWorkspaceFS.builder().files(ws -> files(ws)).inputRoots(inputRoots())
                 .artifacts(artifactStore()).roomCheck(volumes == null ? null
                         : (ws, bytes) -> volumes.requireRoom(workspaces.container(ws).id, bytes)).build();
-        this.kernels = b.pythonKernel == null ? null
-                : new BoundaryKernels("ContainerEngine", b.pythonKernel, (ws, spec) -> plan(ws, spec, false), fs);
+        BoundaryKernels k = b.pythonKernel == null ? null
+                : new BoundaryKernels("ContainerEngine", b.pythonKernel, (ws, spec) -> plan(ws, spec, false), files);
+        this.kernels = k;
+        // With a kernel, an empty out/ is seen through its relay: no archive request per cell (KernelOutputsFS).
+        this.fs = k == null ? files : new KernelOutputsFS(files, k::outputsSeenEmpty);
         this.capabilities = Capabilities.builder()
                 .isolation(Isolation.CONTAINER)
                 .networkAllowed(b.network)

@@ -7,6 +7,7 @@ import dev.codeexec.engine.CodeExecException;
 import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceFS;
 import dev.codeexec.spi.InterpreterEngine;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +47,9 @@ import org.zeromq.ZContext;
  * ({@link KernelSlot}); workspaces run in parallel; the slot table is a concurrent map, never held while waiting.
  */
 public final class BoundaryKernels implements AutoCloseable {
+
+    /** How long {@link #outputsSeenEmpty} waits for the relay's answer before the engine collects as usual. */
+    public static final Duration OUTPUTS_LOOK_TIMEOUT = Duration.ofSeconds(2);
 
     private final String engineName;
     private final KernelOptions options;
@@ -115,6 +119,19 @@ public final class BoundaryKernels implements AutoCloseable {
         if (k != null) {
             k.holdHeartbeat(held);
         }
+    }
+
+    /**
+     * True when {@code ws}'s kernel is alive and its relay sees {@code out/} as a real directory with no entry now
+     * (asked through the relay, bounded by {@link #OUTPUTS_LOOK_TIMEOUT}): an engine then knows, without a round trip
+     * of its own, that collecting {@code out/} would find nothing. False in every other case (no kernel, no answer in
+     * time, an entry, a link), when the engine collects as usual. The answer comes from inside the boundary: trust it
+     * only to skip reading the workspace's own files, never for a decision about the host.
+     */
+    public boolean outputsSeenEmpty(Workspace ws) {
+        KernelSlot s = slots.get(ws.id());
+        Kernel k = s == null ? null : s.current();
+        return k != null && k.outputsSeenEmpty(OUTPUTS_LOOK_TIMEOUT.toNanos());
     }
 
     /** Stops {@code ws}'s kernel, if any (before the workspace is removed). Idempotent. */

@@ -408,6 +408,11 @@ final class Kernel {
         }
     }
 
+    /** Whether the kernel's side sees {@code out/} empty now ({@link KernelProcess#outputsSeenEmpty}). */
+    boolean outputsSeenEmpty(long timeoutNanos) {
+        return alive() && process.outputsSeenEmpty(timeoutNanos);
+    }
+
     /** Holds or releases the heartbeat watch while the engine has paused the kernel's processes. */
     void holdHeartbeat(boolean held) {
         client.holdHeartbeat(held);

@@ -54,6 +54,15 @@ interface KernelProcess {
         return exit().getNow(null);
     }
 
+    /**
+     * Whether the kernel's side sees {@code out/} as a real, empty directory now, asked after the cell's reply: true
+     * only on that answer within {@code timeoutNanos}; false when it is not empty, not known, or this transport cannot
+     * ask (the default).
+     */
+    default boolean outputsSeenEmpty(long timeoutNanos) {
+        return false;
+    }
+
     /** Releases what the process holds (killing it if it is still there). Idempotent. */
     void release();
 }

@@ -18,7 +18,9 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -64,6 +66,12 @@ final class KernelRelay implements KernelProcess {
     private final AtomicBoolean runReleased = new AtomicBoolean();
     private final AtomicBoolean released = new AtomicBoolean();
     private final Object stdinLock = new Object();
+    /** One look at out/ at a time ({@link #outputsSeenEmpty}); numbers its LOOK frames. */
+    private final Object lookLock = new Object();
+    private int lookNumber;
+    /** The look waiting for its answer, and its number; null between looks. */
+    private volatile CompletableFuture<Boolean> look;
+    private volatile int lookId;
     private volatile PreparedRun run;
     private volatile ChannelProcess process;
     private volatile Consumer<String> onEnd = r -> { };
@@ -195,6 +203,39 @@ final class KernelRelay implements KernelProcess {
         send(StreamFrames.encode(RelayFrames.SIGNAL, 0));
     }
 
+    /**
+     * Asks the relay whether {@code $OUTPUT_DIR} is a real, empty directory now and waits for its answer, bounded.
+     * Frames on the relay's stdin are handled in order, so a look sent after a cell's reply arrived sees what the cell
+     * left. The answer comes from inside the boundary and may be a program's: a false "empty" only hides the
+     * workspace's own files from one result, as deleting them would; it never reads or lists anything on the host.
+     * An answer to an earlier look (one that timed out) has another number and is ignored.
+     */
+    @Override
+    public boolean outputsSeenEmpty(long timeoutNanos) {
+        if (!ready || exit.isDone() || broken != null) {
+            return false;
+        }
+        synchronized (lookLock) {
+            int id = ++lookNumber;
+            CompletableFuture<Boolean> answer = new CompletableFuture<>();
+            lookId = id;
+            look = answer;
+            try {
+                if (!send(StreamFrames.encode(RelayFrames.LOOK, id))) {
+                    return false;
+                }
+                return answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } catch (ExecutionException | TimeoutException e) {
+                return false; // no answer in time: the caller collects as usual
+            } finally {
+                look = null;
+            }
+        }
+    }
+
     @Override
     public void killTree() {
         ChannelProcess p = process;
@@ -269,6 +310,13 @@ final class KernelRelay implements KernelProcess {
         }
         if (!ready) {
             throw new StreamFrames.Malformed("a frame of type " + type + " before READY");
+        }
+        if (type == RelayFrames.OUTPUTS) {
+            CompletableFuture<Boolean> waiting = look;
+            if (waiting != null && id == lookId) {
+                waiting.complete(len == 1 && b[off] == '0');
+            }
+            return;
         }
         Connection c = connections.get(id);
         if (c == null) {

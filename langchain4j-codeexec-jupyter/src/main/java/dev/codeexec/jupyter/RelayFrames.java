@@ -17,6 +17,9 @@ import java.util.List;
  *   <li>{@link #SIGNAL} (engine to relay, id 0): SIGINT to the kernel's process group.</li>
  *   <li>{@link #EXIT} (relay to engine, id 0): the kernel exited with the status in the payload; the relay exits.</li>
  *   <li>{@link #FAIL} (relay to engine, id 0): the kernel cannot start (its Python cannot import ipykernel).</li>
+ *   <li>{@link #LOOK} (engine to relay, id: the look's number): is {@code $OUTPUT_DIR} empty now?</li>
+ *   <li>{@link #OUTPUTS} (relay to engine, the look's id): {@code 0} when {@code $OUTPUT_DIR} is a real directory
+ *       (not a link) with no entry, {@code 1} otherwise.</li>
  * </ul>
  *
  * <p>The relay runs as the workspace's user, as its programs do: what it writes may be a program's. The engine's
@@ -33,6 +36,8 @@ final class RelayFrames {
     static final byte SIGNAL = 7;
     static final byte EXIT = 8;
     static final byte FAIL = 9;
+    static final byte LOOK = 10;
+    static final byte OUTPUTS = 10;
 
     /** Most bytes of one DATA frame, either way. */
     static final int MAX_PAYLOAD = 32 * 1024;
@@ -43,7 +48,8 @@ final class RelayFrames {
     static final List<StreamFrames.Type> FROM_RELAY = List.of(
             new StreamFrames.Type(READY, "READY", 0), new StreamFrames.Type(DATA, "DATA", MAX_PAYLOAD),
             new StreamFrames.Type(END, "END", 0), new StreamFrames.Type(CLOSE, "CLOSE", 0),
-            new StreamFrames.Type(EXIT, "EXIT", 16), new StreamFrames.Type(FAIL, "FAIL", 4096));
+            new StreamFrames.Type(EXIT, "EXIT", 16), new StreamFrames.Type(FAIL, "FAIL", 4096),
+            new StreamFrames.Type(OUTPUTS, "OUTPUTS", 1));
 
     private RelayFrames() {
     }

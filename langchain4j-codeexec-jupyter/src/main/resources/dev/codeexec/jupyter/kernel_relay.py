@@ -6,9 +6,11 @@
 #
 # Frames: [type: 1 byte][connection id: 4 bytes][length: 4 bytes] (big-endian), then the payload.
 #   engine to relay: HELLO (id 0, JSON {"key": ...}, first), OPEN (id, payload: the channel's name), DATA, END,
-#                    CLOSE, SIGNAL (id 0: SIGINT to the kernel's process group)
+#                    CLOSE, SIGNAL (id 0: SIGINT to the kernel's process group), LOOK (id: the look's number;
+#                    whether $OUTPUT_DIR is empty now)
 #   relay to engine: READY (id 0: the kernel's sockets exist), DATA, END, CLOSE, EXIT (id 0, payload: the kernel's
-#                    exit status), FAIL (id 0, payload: why the kernel cannot start)
+#                    exit status), FAIL (id 0, payload: why the kernel cannot start), OUTPUTS (the LOOK's id, payload
+#                    b"0" when $OUTPUT_DIR is a real directory with no entry, else b"1")
 # The kernel's own stdout and stderr go to this program's stderr. The relay exits with the kernel (killing what is
 # left of its process group), and on end of file of its stdin (killing the kernel's group).
 # Python standard library only; Python 3.8 or later.
@@ -24,7 +26,7 @@ import sys
 import tempfile
 import time
 
-HELLO, READY, OPEN, DATA, END, CLOSE, SIGNAL, EXIT, FAIL = 1, 1, 2, 3, 4, 5, 7, 8, 9
+HELLO, READY, OPEN, DATA, END, CLOSE, SIGNAL, EXIT, FAIL, LOOK, OUTPUTS = 1, 1, 2, 3, 4, 5, 7, 8, 9, 10, 10
 MAX_PAYLOAD = 32768
 HEADER = struct.Struct(">BII")
 CHANNELS = {"shell": 1, "iopub": 2, "stdin": 3, "control": 4, "hb": 5}
@@ -41,6 +43,24 @@ LAUNCHER = (
     "    sys.exit(%d)\n"
     "from ipykernel import kernelapp\n"
     "kernelapp.launch_new_instance()\n" % NO_IPYKERNEL)
+
+
+def outputs_empty():
+    # Whether $OUTPUT_DIR is a real directory (not a link) with no entry: the engine then skips collecting out/.
+    out = os.environ.get("OUTPUT_DIR")
+    if not out:
+        return False
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        with os.scandir(fd) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def log(msg):
@@ -243,6 +263,8 @@ class Relay:
             self.drop(cid, False)
         elif ftype == SIGNAL:
             self.kill_group(signal.SIGINT)
+        elif ftype == LOOK:
+            self.send(OUTPUTS, cid, b"0" if outputs_empty() else b"1")
         else:
             raise ValueError("an unexpected frame of type %d" % ftype)
 

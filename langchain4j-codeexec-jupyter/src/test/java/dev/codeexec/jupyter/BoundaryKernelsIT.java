@@ -94,6 +94,28 @@ class BoundaryKernelsIT {
                 .text()).isEqualTo("['k-1', 'k-2', 'k-3', 'k-4', 'k-5']\n");
     }
 
+    /**
+     * The look at {@code out/} through the relay: empty only for a real directory without entries, as the kernel's
+     * side sees it after the cell; a file, a link (even to an empty directory) or no kernel: not empty, and the engine
+     * collects as usual.
+     */
+    @Test
+    void should_see_out_empty_through_the_relay_only_when_it_is_a_real_empty_directory() {
+        assertThat(kernels.outputsSeenEmpty(ws)).as("no kernel yet").isFalse();
+        cell("1+1");
+        assertThat(kernels.outputsSeenEmpty(ws)).isTrue();
+
+        cell("import os\nout = os.environ['OUTPUT_DIR']\nopen(out + '/a.txt', 'w').write('a')");
+        assertThat(kernels.outputsSeenEmpty(ws)).as("a file in out/").isFalse();
+
+        cell("os.remove(out + '/a.txt')\nos.rmdir(out)\nos.mkdir(out + '_real')\nos.symlink(out + '_real', out)");
+        assertThat(kernels.outputsSeenEmpty(ws)).as("out/ a link to an empty directory").isFalse();
+
+        // Positive control: the same empty directory at out/ itself.
+        cell("os.remove(out)\nos.rename(out + '_real', out)");
+        assertThat(kernels.outputsSeenEmpty(ws)).isTrue();
+    }
+
     @Test
     void should_save_a_matplotlib_png_under_out() {
         JupyterTesting.requireMatplotlib();

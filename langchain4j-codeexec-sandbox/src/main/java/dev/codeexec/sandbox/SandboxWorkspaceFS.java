@@ -199,7 +199,9 @@ final class SandboxWorkspaceFS implements WorkspaceFS, EngineFileImport {
 
     @Override
     public OutputManifest collectOutputs(Workspace ws, OutputSpec spec) {
-        return gates.exclusive(ws, () -> delegate.collectOutputs(ws, spec));
+        // After most cells out/ is empty: that is seen without pausing the kernel (SettledOutputs says why it is safe).
+        return gates.exclusiveUnlessSettled(ws, () -> SettledOutputs.emptyOut(delegate.resolver(ws).root(), spec),
+                () -> delegate.collectOutputs(ws, spec));
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.codeexec.engine.Workspace;
 import dev.codeexec.engine.WorkspaceBusyException;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -27,7 +28,9 @@ import java.util.function.Supplier;
  * every section of the workspace (a file operation, a run and its planning) runs with the occupant paused
  * ({@link Occupant#pause()}: none of its processes runs), and only the occupant's own turns ({@link #occupantTurn},
  * its cells) run with it awake; a section nested in a turn (a rich output the cell left, saved under {@code out/})
- * pauses it again.
+ * pauses it again. One kind of section may first try a check that no process can mislead with the occupant awake
+ * ({@link #exclusiveUnlessSettled}: whether {@code out/} is empty after a cell) and pauses it only when that check
+ * cannot answer.
  *
  * <p>Threads: sections of a workspace run one at a time, each in the caller's thread, under the workspace's lock; the
  * occupant is paused and resumed only by the thread holding the lock. {@link #occupy} and {@link #vacate} may come
@@ -68,7 +71,19 @@ final class WorkspaceGates {
      * @throws WorkspaceBusyException while a background session of the workspace is alive; it names the sessions
      */
     <T> T exclusive(Workspace ws, Supplier<T> action) {
-        return section(ws, action, false);
+        return section(ws, null, action, false);
+    }
+
+    /**
+     * Like {@link #exclusive}, but first asks {@code awake} for the answer with the occupant left running: a check that
+     * no process of the workspace can mislead (it follows no name a process could redirect, and any answer it gives
+     * is one {@code action} could have given at that instant). When it answers, the occupant is not paused at all;
+     * otherwise {@code action} runs as in {@link #exclusive}. Both run alone in the workspace, under its lock.
+     *
+     * @throws WorkspaceBusyException while a background session of the workspace is alive
+     */
+    <T> T exclusiveUnlessSettled(Workspace ws, Supplier<Optional<T>> awake, Supplier<T> action) {
+        return section(ws, awake, action, false);
     }
 
     /**
@@ -78,10 +93,10 @@ final class WorkspaceGates {
      * @throws WorkspaceBusyException while a background session of the workspace is alive
      */
     <T> T occupantTurn(Workspace ws, Supplier<T> action) {
-        return section(ws, action, true);
+        return section(ws, null, action, true);
     }
 
-    private <T> T section(Workspace ws, Supplier<T> action, boolean turn) {
+    private <T> T section(Workspace ws, Supplier<Optional<T>> awake, Supplier<T> action, boolean turn) {
         Gate g = gates.computeIfAbsent(ws.id(), k -> new Gate());
         g.lock.lock();
         try {
@@ -95,6 +110,12 @@ final class WorkspaceGates {
                         + "it first.", ids);
             }
             if (!turn) {
+                if (awake != null && g.pauses == 0) {
+                    Optional<T> answer = awake.get();
+                    if (answer.isPresent()) {
+                        return answer.get();
+                    }
+                }
                 pause(g);
                 try {
                     return action.get();

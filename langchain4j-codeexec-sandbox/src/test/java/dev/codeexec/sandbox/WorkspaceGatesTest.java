@@ -7,6 +7,7 @@ import dev.codeexec.engine.BackendUnavailableException;
 import dev.codeexec.engine.Workspace;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -115,5 +116,36 @@ class WorkspaceGatesTest {
         kernel.failPause = false;
         gates.exclusiveRun(ws, () -> ran.add("section"));
         assertThat(ran).containsExactly("section");
+    }
+    @Test
+    void should_answer_without_pausing_the_occupant_when_the_awake_check_settles_it() {
+        Recorder kernel = new Recorder();
+        gates.occupy(ws, kernel);
+        List<String> ran = new ArrayList<>();
+
+        String answer = gates.exclusiveUnlessSettled(ws, () -> Optional.of("settled"), () -> {
+            ran.add("paused action");
+            return "collected";
+        });
+
+        assertThat(answer).isEqualTo("settled");
+        assertThat(ran).isEmpty();
+        assertThat(kernel.events).isEmpty();
+    }
+
+    @Test
+    void should_pause_the_occupant_and_run_the_action_when_the_awake_check_cannot_settle_it() {
+        Recorder kernel = new Recorder();
+        gates.occupy(ws, kernel);
+        List<Boolean> awakeSawPaused = new ArrayList<>();
+
+        boolean pausedInAction = gates.exclusiveUnlessSettled(ws, () -> {
+            awakeSawPaused.add(kernel.paused);
+            return Optional.empty();
+        }, () -> kernel.paused);
+
+        assertThat(awakeSawPaused).containsExactly(false);
+        assertThat(pausedInAction).isTrue();
+        assertThat(kernel.events).containsExactly("pause", "resume");
     }
 }

@@ -17,7 +17,7 @@ import java.lang.management.ManagementFactory;
  * the same container, measured in the same run.
  * <ol>
  *   <li>{@code 1+1} as a cell of the workspace's kernel ({@code executeCode}: the cell over the exec's stdin and
- *       stdout, its reply, the result, {@code out/} listed) against {@code python3 -c "print(1+1)"} run in the same
+ *       stdout, its reply, the result, the empty {@code out/} seen through the kernel's relay, no archive request) against {@code python3 -c "print(1+1)"} run in the same
  *       workspace container ({@code runProgram}: one exec with the run's wrapper), and against the same block through
  *       {@code executeCode} on an engine without a kernel (the block written to {@code runs/}, then run). Blocks of
  *       samples alternate between the contenders so drift hits all of them.</li>

@@ -4,6 +4,7 @@ import dev.codeexec.CodeBlock;
 import dev.codeexec.CodeExecutionInput;
 import dev.codeexec.CodeExecutionResult;
 import dev.codeexec.benchmarks.Stats;
+import dev.codeexec.engine.PutFile;
 import dev.codeexec.engine.RunProgramSpec;
 import dev.codeexec.engine.RunResult;
 import dev.codeexec.engine.Workspace;
@@ -11,6 +12,7 @@ import dev.codeexec.engine.WorkspacePolicy;
 import dev.codeexec.jupyter.JupyterEngine;
 import dev.codeexec.jupyter.KernelOptions;
 import dev.codeexec.sandbox.SandboxEngine;
+import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
@@ -19,8 +21,10 @@ import java.util.function.LongSupplier;
  * (a kernel on the host, no boundary), all in one run; blocks of samples alternate between the contenders so that
  * drift hits all of them.
  * <ol>
- *   <li>kernel cell: {@code executeCode(ws, "1+1")} on the engine with a kernel (the cell, its result, the listing of
- *       {@code out/}, which pauses and resumes the kernel);</li>
+ *   <li>kernel cell: {@code executeCode(ws, "1+1")} on the engine with a kernel (the cell, its result, the look at
+ *       an empty {@code out/}, which needs no pause of the kernel);</li>
+ *   <li>kernel cell beside a file: the same in a workspace whose {@code out/} holds a small file, so the collection
+ *       pauses and resumes the kernel and reads the file;</li>
  *   <li>fresh program: {@code runner().runProgram(python3 -c "print(1+1)")} in another workspace of the same engine
  *       (no kernel there);</li>
  *   <li>program beside a kernel: the same run in the kernel's workspace (the kernel is paused for it);</li>
@@ -44,15 +48,18 @@ public final class SandboxKernelBenchmark {
         try (SandboxEngine sandbox = SandboxEngine.builder().pythonKernel(KernelOptions.defaults()).build();
              JupyterEngine jupyter = JupyterEngine.builder().python("/usr/bin/python3").build()) {
             Workspace kws = sandbox.manager().createWorkspace("kernel", WorkspacePolicy.DEFAULT);
+            Workspace fws = sandbox.manager().createWorkspace("kernel-with-file", WorkspacePolicy.DEFAULT);
+            sandbox.fs().putFiles(fws, List.of(PutFile.of("out/kept.txt", "kept")));
             Workspace pws = sandbox.manager().createWorkspace("programs", WorkspacePolicy.DEFAULT);
             Workspace jws = jupyter.manager().createWorkspace("jupyter", WorkspacePolicy.DEFAULT);
             RunProgramSpec fresh = RunProgramSpec.builder("python3").args("-c", "print(1+1)").cwd("work").build();
 
             LongSupplier kernelCell = () -> timed(() -> check(sandbox.executeCode(kws, oneAndOne())));
+            LongSupplier kernelCellFile = () -> timed(() -> check(sandbox.executeCode(fws, oneAndOne()), 1));
             LongSupplier freshProgram = () -> timed(() -> check(sandbox.runner().runProgram(pws, fresh)));
             LongSupplier programBeside = () -> timed(() -> check(sandbox.runner().runProgram(kws, fresh)));
             LongSupplier jupyterCell = () -> timed(() -> check(jupyter.executeCode(jws, oneAndOne())));
-            LongSupplier[] contenders = {kernelCell, freshProgram, programBeside, jupyterCell};
+            LongSupplier[] contenders = {kernelCell, freshProgram, programBeside, jupyterCell, kernelCellFile};
 
             long t0 = System.nanoTime();
             check(sandbox.executeCode(kws, oneAndOne()));
@@ -75,10 +82,12 @@ public final class SandboxKernelBenchmark {
             Stats program = new Stats(t[1]);
             Stats beside = new Stats(t[2]);
             Stats jup = new Stats(t[3]);
+            Stats withFile = new Stats(t[4]);
             System.out.println("sandbox kernel cell 1+1 (executeCode):       " + kernel);
             System.out.println("sandbox fresh python3 -c (runProgram):       " + program);
             System.out.println("sandbox python3 -c beside a live kernel:     " + beside);
             System.out.println("JupyterEngine cell 1+1 (executeCode):        " + jup);
+            System.out.println("sandbox kernel cell 1+1, a file in out/:     " + withFile);
             System.out.printf("p50 / p90, ms: kernel %.2f / %.2f, fresh %.2f / %.2f, beside %.2f / %.2f, jupyter %.2f /"
                             + " %.2f%n", kernel.median() / 1000, kernel.percentile(90) / 1000,
                     program.median() / 1000, program.percentile(90) / 1000, beside.median() / 1000,
@@ -87,6 +96,8 @@ public final class SandboxKernelBenchmark {
                     kernel.median() / jup.median());
             System.out.printf("ratio kernel cell / Jupyter cell (p90):      %.3f%n",
                     kernel.percentile(90) / jup.percentile(90));
+            System.out.printf("ratio kernel cell with a file in out/ / Jupyter cell (p50): %.3f (p50 %.2f ms: the "
+                    + "collection pauses the kernel)%n", withFile.median() / jup.median(), withFile.median() / 1000);
             System.out.printf("ratio fresh program / kernel cell (p50):     %.1f%n", program.median() / kernel.median());
             System.out.printf("pause + resume of the kernel per run (p50):  %.2f ms%n",
                     (beside.median() - program.median()) / 1000);
@@ -125,7 +136,11 @@ public final class SandboxKernelBenchmark {
     }
 
     private static void check(CodeExecutionResult r) {
-        if (r.exitCode() != 0 || !r.output().equals("2\n")) {
+        check(r, 0);
+    }
+
+    private static void check(CodeExecutionResult r, int files) {
+        if (r.exitCode() != 0 || !r.output().equals("2\n") || r.outputFiles().size() != files) {
             throw new IllegalStateException("cell failed: " + r);
         }
     }
