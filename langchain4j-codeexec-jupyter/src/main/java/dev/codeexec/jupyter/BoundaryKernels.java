@@ -129,9 +129,17 @@ public final class BoundaryKernels implements AutoCloseable {
      * only to skip reading the workspace's own files, never for a decision about the host.
      */
     public boolean outputsSeenEmpty(Workspace ws) {
+        return outputsSeenEmpty(ws, OUTPUTS_LOOK_TIMEOUT);
+    }
+
+    /**
+     * {@link #outputsSeenEmpty(Workspace)} waiting up to {@code timeout}: a test that asserts the relay's answer waits
+     * as long as a loaded machine needs, where the engine would rather collect as usual.
+     */
+    boolean outputsSeenEmpty(Workspace ws, Duration timeout) {
         KernelSlot s = slots.get(ws.id());
         Kernel k = s == null ? null : s.current();
-        return k != null && k.outputsSeenEmpty(OUTPUTS_LOOK_TIMEOUT.toNanos());
+        return k != null && k.outputsSeenEmpty(timeout.toNanos());
     }
 
     /** Stops {@code ws}'s kernel, if any (before the workspace is removed). Idempotent. */
